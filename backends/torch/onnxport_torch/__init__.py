@@ -1,0 +1,5 @@
+"""onnxport-torch: ONNX <-> PyTorch."""
+
+from .importer import OnnxModule, TorchBackend
+
+__all__ = ["OnnxModule", "TorchBackend"]

@@ -1,0 +1,540 @@
+"""ONNX IR -> ``torch.fx.GraphModule``: one call per node, native layers where they fit."""
+
+from __future__ import annotations
+
+import keyword
+import operator
+import re
+from typing import Any
+
+import numpy as np
+import onnx_ir as ir
+import torch
+import torch.fx as fx
+from torch import nn
+
+from onnxport.convert import ImportPlan, iter_graphs, node_label
+from onnxport.errors import ConversionError, InputError, OnnxportError
+
+from . import dtypes
+from .context import Mode, NodeContext
+
+#: ops never evaluated at import time (random, or mode-dependent)
+_NO_FOLD = {
+    "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Bernoulli",
+    "Multinomial", "Dropout", "If", "Loop", "Scan", "SequenceMap",
+}
+#: (op_type, input index) where a float initializer is a setting, not a weight to train
+_SETTING_INPUTS = {
+    ("Resize", 1), ("Resize", 2), ("Upsample", 1), ("Clip", 1), ("Clip", 2), ("Pad", 2),
+    ("ConstantOfShape", 0), ("Range", 0), ("Range", 1), ("Range", 2), ("Dropout", 1),
+}
+_FOLD_LIMIT = 1 << 26  # elements; larger folded constants stay runtime computations
+_MODULE_ATTRS = set(dir(nn.Module)) | {"graph", "code", "meta", "forward"}
+
+
+def _part(name: str) -> str:
+    s = re.sub(r"[^0-9a-zA-Z_]", "_", name) or "_"
+    if s in _MODULE_ATTRS or keyword.iskeyword(s) or s.startswith("_onnx"):
+        s += "_"
+    return s
+
+
+class NodeFn:
+    """The callable an fx node runs: one primitive with its context and attributes bound."""
+
+    def __init__(self, fn, ctx: NodeContext, attrs: dict[str, Any], subgraphs=()):
+        self.fn = fn
+        self.ctx = ctx
+        self.attrs = attrs
+        self.subgraphs = list(subgraphs)  # (attr name, [Subgraph ...], is_list)
+        base = _part(f"{ctx.op_type}_{ctx.name}" if ctx.name else ctx.op_type).lower()
+        self.__name__ = self.__qualname__ = base
+        self.__module__ = "onnxport_torch.ops"
+
+    def __call__(self, *args: Any) -> Any:
+        attrs = self.attrs
+        if self.subgraphs:
+            attrs = dict(attrs)
+            n = self.ctx.num_inputs
+            inputs, caps = args[:n], args[n:]
+            pos = 0
+            for name, subs, is_list in self.subgraphs:
+                bound = []
+                for sub in subs:
+                    bound.append(sub.bind(caps[pos : pos + sub.num_captures]))
+                    pos += sub.num_captures
+                attrs[name] = bound if is_list else bound[0]
+            args = inputs
+        try:
+            return self.fn(self.ctx, *args, **attrs)
+        except OnnxportError:
+            raise
+        except Exception as exc:
+            raise ConversionError(
+                f"node {self.ctx.label} (opset {self.ctx.opset}) failed: {type(exc).__name__}: {exc}"
+            ) from exc
+
+    def __repr__(self) -> str:
+        return f"NodeFn({self.ctx.label})"
+
+
+class Subgraph:
+    """A compiled ONNX subgraph (If branch, Loop/Scan body): call it with its formal inputs."""
+
+    def __init__(self, module: fx.GraphModule, num_inputs: int, num_captures: int, name: str):
+        self.module = module
+        self.num_inputs = num_inputs
+        self.num_captures = num_captures
+        self.name = name
+
+    def bind(self, captures) -> _BoundSubgraph:
+        return _BoundSubgraph(self, tuple(captures))
+
+
+class _BoundSubgraph:
+    __slots__ = ("sub", "captures")
+
+    def __init__(self, sub: Subgraph, captures: tuple):
+        self.sub = sub
+        self.captures = captures
+
+    @property
+    def num_inputs(self) -> int:
+        return self.sub.num_inputs
+
+    def __call__(self, *inputs: Any) -> list[Any]:
+        if len(inputs) != self.sub.num_inputs:
+            raise ConversionError(
+                f"subgraph {self.sub.name!r} takes {self.sub.num_inputs} inputs, got {len(inputs)}"
+            )
+        return list(self.sub.module(*inputs, *self.captures))
+
+
+class OnnxModule(fx.GraphModule):
+    """An imported ONNX model: a ``torch.fx.GraphModule`` whose weights are the initializers.
+
+    Call it with the graph's inputs positionally (graph order) or by ONNX name; one output comes
+    back as a tensor, several as a tuple in graph order.
+    """
+
+    def __init__(self, root: nn.Module, graph: fx.Graph, info: dict[str, Any], mode: Mode):
+        super().__init__(root, graph, class_name="OnnxModule")
+        self._onnx_info = info
+        self._onnx_mode = mode
+
+    @property
+    def onnx_input_names(self) -> list[str]:
+        return [i["name"] for i in self._onnx_info["inputs"]]
+
+    @property
+    def onnx_output_names(self) -> list[str]:
+        return list(self._onnx_info["outputs"])
+
+    @property
+    def initializer_keys(self) -> dict[str, str]:
+        """ONNX initializer name -> ``state_dict`` key."""
+        return dict(self._onnx_info["weights"])
+
+    def train(self, mode: bool = True) -> OnnxModule:
+        super().train(mode)
+        self._onnx_mode.training = mode
+        return self
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if not torch.compiler.is_compiling() and not torch.jit.is_tracing():
+            args = self._check_inputs(args, kwargs)
+        elif kwargs:
+            args = self._check_inputs(args, kwargs)
+        return super().__call__(*args)
+
+    def _check_inputs(self, args: tuple, kwargs: dict) -> tuple:
+        specs = self._onnx_info["inputs"]
+        if len(args) > len(specs):
+            raise InputError(f"the model takes {len(specs)} input(s) {self.onnx_input_names}, got {len(args) + len(kwargs)}")
+        values = list(args) + [None] * (len(specs) - len(args))
+        given = [i < len(args) for i in range(len(specs))]
+        by_name = {s["name"]: i for i, s in enumerate(specs)}
+        by_name.update({s["arg"]: i for i, s in enumerate(specs)})
+        for key, v in kwargs.items():
+            if key not in by_name:
+                raise InputError(f"unknown input {key!r}; the model's inputs are {self.onnx_input_names}")
+            i = by_name[key]
+            if given[i]:
+                raise InputError(f"input {specs[i]['name']!r} given twice")
+            values[i], given[i] = v, True
+        missing = [s["name"] for s, g in zip(specs, given) if not g]
+        if missing:
+            raise InputError(f"missing input(s) {missing}; the model takes {self.onnx_input_names}")
+        symbols: dict[str, int] = {}
+        out = []
+        for spec, v in zip(specs, values):
+            name = spec["name"]
+            if isinstance(v, np.ndarray):
+                v = dtypes.from_numpy(v)
+            if spec["kind"] != "tensor":
+                out.append(v)
+                continue
+            if not isinstance(v, torch.Tensor):
+                raise InputError(f"input {name!r} must be a torch.Tensor, got {type(v).__name__}")
+            want = spec["dtype"]
+            if want is not None and v.dtype != want:
+                raise InputError(f"input {name!r} must have dtype {want}, got {v.dtype} (no implicit casts)")
+            shape = spec["shape"]
+            if shape is not None:
+                if v.dim() != len(shape):
+                    raise InputError(f"input {name!r} must have rank {len(shape)} (shape {list(shape)}), got shape {list(v.shape)}")
+                for axis, (d, actual) in enumerate(zip(shape, v.shape)):
+                    if isinstance(d, int) and d != actual:
+                        raise InputError(f"input {name!r} dimension {axis} must be {d}, got {actual} (shape {list(v.shape)})")
+                    if isinstance(d, str) and d:
+                        if symbols.setdefault(d, actual) != actual:
+                            raise InputError(f"input {name!r} dimension {axis} ({d!r}) is {actual}, but another input has {d!r} = {symbols[d]}")
+            out.append(v)
+        return tuple(out)
+
+
+class _State:
+    """What all graph builders of one import share."""
+
+    def __init__(self, plan: ImportPlan, options: dict[str, Any]):
+        self.plan = plan
+        self.root = nn.Module()
+        self.mode = Mode()
+        self.static: dict[ir.Value, torch.Tensor] = {}
+        self.from_init: set[ir.Value] = set()
+        self.trainable: set[ir.Value] = set()
+        self.registered: dict[ir.Value, str] = {}
+        self.paths: set[str] = set()
+        self.weights: dict[str, str] = {}
+        self.modules: dict[str, nn.Module] = {}
+        self.options = options
+        self.use_modules = options.get("modules", True)
+        self.trainable_mode = options.get("trainable", "auto")
+
+    def unique_path(self, wanted: str) -> str:
+        parts = [_part(p) for p in wanted.split(".")] if wanted else ["_"]
+        path = ".".join(parts)
+        base, k = path, 1
+        while path in self.paths or any(p.startswith(path + ".") for p in self.paths) or self._prefix_taken(path):
+            path = f"{base}_{k}"
+            k += 1
+        self.paths.add(path)
+        return path
+
+    def _prefix_taken(self, path: str) -> bool:
+        parts = path.split(".")
+        return any(".".join(parts[:i]) in self.paths for i in range(1, len(parts)))
+
+    def set_attr(self, path: str, obj: Any, kind: str) -> None:
+        *mods, last = path.split(".")
+        m = self.root
+        for p in mods:
+            if not hasattr(m, p):
+                m.add_module(p, nn.Module())
+            m = getattr(m, p)
+        if kind == "param":
+            m.register_parameter(last, obj)
+        elif kind == "buffer":
+            m.register_buffer(last, obj, persistent=True)
+        elif kind == "const":
+            m.register_buffer(last, obj, persistent=False)
+        else:
+            m.add_module(last, obj)
+
+
+class _GraphBuilder:
+    def __init__(self, state: _State, graph: ir.Graph, parent: _GraphBuilder | None = None):
+        self.state = state
+        self.graph = graph
+        self.parent = parent
+        self.fx = fx.Graph()
+        self.env: dict[ir.Value, fx.Node] = {}
+        self.captures: list[ir.Value] = []
+        self._cap_nodes: dict[ir.Value, fx.Node] = {}
+
+    @property
+    def root(self) -> nn.Module:
+        return self.state.root
+
+    # -- static values --------------------------------------------------------------------
+    def static_value(self, v: ir.Value) -> torch.Tensor | None:
+        return self.state.static.get(v)
+
+    def is_weight(self, v: ir.Value) -> bool:
+        return v in self.state.static and v in self.state.from_init
+
+    def is_trainable(self, v: ir.Value) -> bool:
+        return v in self.state.trainable
+
+    def weight(self, v: ir.Value) -> torch.Tensor:
+        """The registered Parameter/buffer object of a static value (registering it once)."""
+        st = self.state
+        if v not in st.registered:
+            tensor = st.static[v]
+            if v in st.trainable:
+                obj: torch.Tensor = nn.Parameter(tensor, requires_grad=True)
+                kind = "param"
+            else:
+                obj, kind = tensor, ("buffer" if v in st.from_init and v.is_initializer() else "const")
+            wanted = v.name if kind != "const" else f"_onnx_const.{v.name or 'c'}"
+            if kind == "const":
+                path = st.unique_path(f"onnx_constants.{v.name or 'c'}")
+            else:
+                path = st.unique_path(wanted)
+            st.set_attr(path, obj, kind)
+            st.registered[v] = path
+            if kind != "const" and v.name:
+                st.weights[v.name] = path
+            st.static[v] = obj
+        return st.static[v]
+
+    # -- values -> fx nodes ---------------------------------------------------------------
+    def value_node(self, v: ir.Value) -> Any:
+        if v in self.env:
+            return self.env[v]
+        if v in self._cap_nodes:
+            return self._cap_nodes[v]
+        if self.parent is None:
+            if v in self.state.static:
+                self.weight(v)
+                node = self.fx.get_attr(self.state.registered[v])
+                self.env[v] = node
+                return node
+            raise ConversionError(f"value {v.name!r} is used before it is computed")
+        raise ConversionError(f"value {v.name!r} is not visible in subgraph {self.graph.name!r}")
+
+    # -- building -----------------------------------------------------------------------
+    def build(self, formal_inputs: list[ir.Value], captures: list[ir.Value]) -> list[fx.Node]:
+        for i, inp in enumerate(formal_inputs):
+            self.env[inp] = self.fx.placeholder(_part(inp.name or f"input_{i}"))
+        for i, cap in enumerate(captures):
+            self._cap_nodes[cap] = self.fx.placeholder(_part(f"outer_{cap.name or i}"))
+        self.captures = list(captures)
+        for node in self.graph:
+            self._node(node)
+        return [self.value_node(o) for o in self.graph.outputs]
+
+    def _foldable(self, node: ir.Node) -> bool:
+        if node.op_type in _NO_FOLD or node.domain not in ("", "ai.onnx"):
+            return False
+        if any(a.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS) for a in node.attributes.values()):
+            return False
+        for v in node.inputs:
+            if v is None:
+                continue
+            if v not in self.state.static or v in self.state.trainable:
+                return False
+        return True
+
+    def _node(self, node: ir.Node) -> None:
+        st = self.state
+        info = st.plan.info(node)
+        ctx = NodeContext(self, node, info.opset, info.version, st.mode)
+        attrs = dict(info.attributes)
+        prim = info.primitive
+
+        if self._foldable(node):
+            inputs = [st.static[v] if v is not None else None for v in node.inputs]
+            result = NodeFn(prim.fn, ctx, attrs)(*inputs)
+            outs = _as_list(result, len(node.outputs))
+            if all(isinstance(t, torch.Tensor) and t.numel() <= _FOLD_LIMIT for t in outs if t is not None):
+                ctx._freeze()
+                derived = any(v is not None and v in st.from_init for v in node.inputs)
+                for v, t in zip(node.outputs, outs):
+                    if t is None:
+                        continue
+                    st.static[v] = t
+                    if derived:
+                        st.from_init.add(v)
+                        if t.is_floating_point() and st.trainable_mode != "none" and self._is_weight_use(v):
+                            st.trainable.add(v)
+                return
+
+        if self.parent is None and st.use_modules and prim.builder is not None:
+            built = prim.builder(ctx, **attrs)
+            if built is not None:
+                module, runtime = built
+                path = st.unique_path(self._module_path(node, ctx))
+                st.set_attr(path, module, "module")
+                for i, v in enumerate(node.inputs):
+                    if v is not None and i not in runtime and v.name and v in st.registered:
+                        st.weights.setdefault(v.name, st.registered[v])
+                self._record_module_weights(node, module, path)
+                args = tuple(self.value_node(node.inputs[i]) for i in runtime)
+                out = self.fx.call_module(path, args)
+                ctx._freeze()
+                if any(ctx.output_used(i) for i in range(1, len(node.outputs))):
+                    self._bind_outputs(node, out)
+                else:
+                    self.env[node.outputs[0]] = out
+                return
+
+        subgraphs = []
+        cap_args: list[Any] = []
+        for name, attr in node.attributes.items():
+            if attr.type == ir.AttributeType.GRAPH:
+                sub = self._subgraph(attr.value)
+                subgraphs.append((name, [sub], False))
+            elif attr.type == ir.AttributeType.GRAPHS:
+                subgraphs.append((name, [self._subgraph(g) for g in attr.value], True))
+        for _, subs, _ in subgraphs:
+            for sub in subs:
+                cap_args.extend(self.value_node(v) for v in sub._captured)
+        args = tuple(self.value_node(v) if v is not None else None for v in node.inputs) + tuple(cap_args)
+        fn = NodeFn(prim.fn, ctx, attrs, [(n, s, l) for n, s, l in subgraphs])
+        ctx._freeze()
+        out = self.fx.call_function(fn, args)
+        self._bind_outputs(node, out)
+
+    def _is_weight_use(self, v: ir.Value) -> bool:
+        uses = list(v.uses())
+        if not uses:
+            return v.is_graph_output()
+        return any((u.node.op_type, u.idx) not in _SETTING_INPUTS for u in uses)
+
+    def _module_path(self, node: ir.Node, ctx: NodeContext) -> str:
+        w = node.inputs[1] if len(node.inputs) > 1 and node.op_type != "BatchNormalization" else None
+        if node.op_type == "BatchNormalization":
+            w = node.inputs[1]
+        if w is not None and w.name and w.name.endswith(".weight"):
+            return w.name[: -len(".weight")]
+        return node.name or f"{node.op_type.lower()}"
+
+    def _record_module_weights(self, node: ir.Node, module: nn.Module, path: str) -> None:
+        by_id = {id(p): k for k, p in module.named_parameters(remove_duplicate=False)}
+        by_id.update({id(b): k for k, b in module.named_buffers(remove_duplicate=False)})
+        for v in node.inputs:
+            if v is None or v not in self.state.static or not v.name:
+                continue
+            key = by_id.get(id(self.state.static[v]))
+            if key is not None:
+                self.state.weights.setdefault(v.name, f"{path}.{key}")
+                self.state.registered.setdefault(v, f"{path}.{key}")
+
+    def _bind_outputs(self, node: ir.Node, out: fx.Node) -> None:
+        if len(node.outputs) == 1:
+            self.env[node.outputs[0]] = out
+            return
+        for i, v in enumerate(node.outputs):
+            if v.name and (v.uses() or v.is_graph_output()):
+                self.env[v] = self.fx.call_function(operator.getitem, (out, i))
+
+    def _subgraph(self, graph: ir.Graph) -> Subgraph:
+        captured = _free_values(graph)
+        child = _GraphBuilder(self.state, graph, self)
+        outs = child.build(list(graph.inputs), captured)
+        child.fx.output(tuple(outs))
+        module = fx.GraphModule(nn.Module(), child.fx, class_name="OnnxSubgraph")
+        sub = Subgraph(module, len(graph.inputs), len(captured), graph.name or "subgraph")
+        sub._captured = captured  # type: ignore[attr-defined]
+        return sub
+
+
+def _as_list(result: Any, n: int) -> list[Any]:
+    if n == 1:
+        return [result]
+    return list(result)
+
+
+def _free_values(graph: ir.Graph) -> list[ir.Value]:
+    """Values a subgraph (and its nested subgraphs) reads from outside itself, first-use order."""
+    defined: set[ir.Value] = set(graph.inputs)
+    free: dict[ir.Value, None] = {}
+
+    def visit(g: ir.Graph, local: set[ir.Value]) -> None:
+        local = set(local) | set(g.inputs)
+        for node in g:
+            for v in node.inputs:
+                if v is not None and v not in local:
+                    free.setdefault(v, None)
+            for attr in node.attributes.values():
+                subs = [attr.value] if attr.type == ir.AttributeType.GRAPH else (
+                    list(attr.value) if attr.type == ir.AttributeType.GRAPHS else [])
+                for sg in subs:
+                    visit(sg, local)
+            local.update(node.outputs)
+        for o in g.outputs:
+            if o not in local:
+                free.setdefault(o, None)
+
+    visit(graph, defined)
+    return list(free)
+
+
+def _input_spec(v: ir.Value) -> dict[str, Any]:
+    kind = "tensor"
+    if v.type is not None and not isinstance(v.type, ir.TensorType):
+        kind = "other"
+    dtype = None
+    if kind == "tensor" and v.dtype is not None:
+        try:
+            dtype = dtypes.to_torch_dtype(v.dtype)
+        except ConversionError:
+            dtype = None
+    shape = None
+    if kind == "tensor" and v.shape is not None:
+        shape = tuple(d if isinstance(d, int) else (getattr(d, "value", None) or None) for d in v.shape)
+    return {"name": v.name, "arg": _part(v.name or ""), "kind": kind, "dtype": dtype, "shape": shape}
+
+
+def import_plan(plan: ImportPlan, **options: Any) -> OnnxModule:
+    """Build the ``OnnxModule`` for a prepared plan."""
+    state = _State(plan, {**plan.options, **options})
+    graph = plan.model.graph
+    for g in iter_graphs(graph):
+        for v in g.initializers.values():
+            if v.const_value is None:
+                continue
+            try:
+                t = dtypes.tensor_from_ir(v.const_value)
+            except OnnxportError as exc:
+                raise ConversionError(f"initializer {v.name!r}: {exc}") from exc
+            state.static[v] = t
+            state.from_init.add(v)
+    builder = _GraphBuilder(state, graph)
+    for v in list(state.static):
+        t = state.static[v]
+        if t.is_floating_point() and state.trainable_mode != "none" and t.dim() >= 1 and builder._is_weight_use(v):
+            state.trainable.add(v)
+        elif t.is_floating_point() and state.trainable_mode == "all":
+            state.trainable.add(v)
+    outs = builder.build(list(graph.inputs), [])
+    builder.fx.output(outs[0] if len(outs) == 1 else tuple(outs))
+    info = {
+        "inputs": [_input_spec(v) for v in graph.inputs],
+        "outputs": [v.name for v in graph.outputs],
+        "weights": dict(state.weights),
+        "graph_name": graph.name,
+    }
+    module = OnnxModule(state.root, builder.fx, info, state.mode)
+    module.train(options.get("training", False))
+    return module
+
+
+class TorchBackend:
+    """The PyTorch backend: ONNX -> ``torch.nn.Module``."""
+
+    name = "torch"
+
+    def import_model(self, plan: ImportPlan, **options: Any) -> OnnxModule:
+        return import_plan(plan, **options)
+
+    def handles(self, obj: Any) -> bool:
+        return isinstance(obj, nn.Module)
+
+    def run(self, module: Any, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        """Run an imported module on numpy inputs; outputs as numpy (testkit, CLI)."""
+        args = [dtypes.from_numpy(a) if isinstance(a, np.ndarray) else a for a in inputs]
+        with torch.no_grad():
+            out = module(*args)
+        outs = list(out) if isinstance(out, tuple) else [out]
+        return [_to_py(o) for o in outs]
+
+
+def _to_py(o: Any) -> Any:
+    if isinstance(o, torch.Tensor):
+        return dtypes.to_numpy(o)
+    if isinstance(o, (list, tuple)):
+        return [_to_py(x) for x in o]
+    return o

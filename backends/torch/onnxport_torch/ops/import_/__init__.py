@@ -1,0 +1,1 @@
+"""Import primitives: one ONNX op (family) -> torch, one file each."""

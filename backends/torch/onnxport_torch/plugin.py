@@ -1,0 +1,25 @@
+"""The torch backend's pluggy hooks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from onnxport import hookimpl
+
+
+@hookimpl
+def onnxport_register(registrar) -> None:
+    from .importer import TorchBackend
+
+    registrar.add_backend(TorchBackend())
+    registrar.discover("onnxport_torch.ops", backend="torch")
+
+
+@hookimpl
+def onnxport_backend_for(obj: Any) -> str | None:
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(obj, torch.nn.Module):
+        return "torch"
+    return None

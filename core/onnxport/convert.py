@@ -1,0 +1,340 @@
+"""The import driver: validate, adapt every node to its canonical form, resolve primitives."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import onnx_ir as ir
+
+from . import spec as _spec
+from .errors import ConversionError, ModelError, UnsupportedOpError
+from .registry import ImportPrimitive, Registry
+
+#: node.meta key holding the canonical (newest) schema version after adaptation
+VERSION_KEY = "onnxport.version"
+
+
+# -- traversal ---------------------------------------------------------------------------
+def iter_graphs(graph: ir.Graph) -> Iterator[ir.Graph]:
+    """The graph and every subgraph inside it, outermost first."""
+    yield graph
+    for node in graph:
+        for attr in node.attributes.values():
+            if attr.type == ir.AttributeType.GRAPH:
+                yield from iter_graphs(attr.value)
+            elif attr.type == ir.AttributeType.GRAPHS:
+                for g in attr.value:
+                    yield from iter_graphs(g)
+
+
+def iter_nodes(graph: ir.Graph) -> Iterator[ir.Node]:
+    """Every node of a graph and of its subgraphs."""
+    for g in iter_graphs(graph):
+        yield from g
+
+
+def node_label(node: ir.Node) -> str:
+    """How errors name a node: ``'conv1' (ai.onnx::Conv)``."""
+    return f"{node.name or '<unnamed>'!r} ({node.domain or 'ai.onnx'}::{node.op_type})"
+
+
+# -- validation ---------------------------------------------------------------------------
+def validate(model: ir.Model) -> None:
+    """Check what the importer relies on: known domains, defined values, no cycles."""
+    opsets = model.opset_imports
+    functions = {(f.domain, f.name) for f in model.functions.values()}
+    for graph in iter_graphs(model.graph):
+        for node in graph:
+            if (node.domain, node.op_type) in functions:
+                continue
+            domain = _spec.normalize_domain(node.domain)
+            if domain not in opsets and node.domain not in opsets:
+                raise ModelError(
+                    f"node {node_label(node)} uses domain {node.domain or 'ai.onnx'!r}, which the "
+                    f"model does not import (opset_imports: {dict(opsets)})"
+                )
+            for i, value in enumerate(node.inputs):
+                if value is None:
+                    continue
+                if value.producer() is None and not value.is_graph_input() and not value.is_initializer():
+                    raise ModelError(
+                        f"node {node_label(node)} input {i} reads value {value.name!r}, which no "
+                        "node produces and which is neither a graph input nor an initializer "
+                        "(missing initializer?)"
+                    )
+        try:
+            graph.sort()
+        except ValueError as exc:
+            raise ModelError(f"graph {graph.name!r} contains a cycle: {exc}") from exc
+    for out in model.graph.outputs:
+        if out.producer() is None and not out.is_graph_input() and not out.is_initializer():
+            raise ModelError(f"graph output {out.name!r} is produced by no node")
+
+
+# -- adaptation ---------------------------------------------------------------------------
+def model_opset(model: ir.Model, domain: str) -> int:
+    opsets = model.opset_imports
+    domain = _spec.normalize_domain(domain)
+    if domain in opsets:
+        return opsets[domain]
+    if domain == "" and "ai.onnx" in opsets:
+        return opsets["ai.onnx"]
+    raise ModelError(f"the model imports no opset for domain {domain or 'ai.onnx'!r}")
+
+
+@dataclasses.dataclass
+class AdaptContext:
+    """What an adapter may use: the model, constant creation, node replacement."""
+
+    model: ir.Model
+    graph: ir.Graph
+
+    def constant(self, array: Any, name: str, dtype: Any = None) -> ir.Value:
+        """A new Constant node (inserted at the graph's start) holding ``array``."""
+        arr = np.asarray(array, dtype=dtype)
+        tensor = ir.tensor(arr, name=name)
+        node = ir.node("Constant", inputs=[], attributes={"value": tensor}, name=name)
+        node.outputs[0].name = name
+        node.outputs[0].const_value = tensor
+        node.outputs[0].dtype = tensor.dtype
+        node.outputs[0].shape = ir.Shape(arr.shape)
+        node.meta[VERSION_KEY] = _spec.latest_version("Constant")
+        self.graph.insert_before(self.graph.node(0), node) if len(self.graph) else self.graph.append(node)
+        return node.outputs[0]
+
+    def replace(self, node: ir.Node, new_nodes: list[ir.Node], outputs: list[ir.Value | None]) -> None:
+        """Put ``new_nodes`` where ``node`` was; ``outputs`` take over the old outputs' uses."""
+        self.graph.insert_before(node, new_nodes)
+        for old, new in zip(node.outputs, outputs):
+            if new is None:
+                if old.uses() or old.is_graph_output():
+                    raise ModelError(f"adapter dropped output {old.name!r} of {node_label(node)}, which is used")
+                continue
+            name = old.name
+            if new.type is None:
+                new.type = old.type
+            if new.shape is None:
+                new.shape = old.shape
+            old.replace_all_uses_with(new, replace_graph_outputs=True)
+            old.name = None
+            new.name = name
+        self.graph.remove(node, safe=True)
+
+    def rebuild(
+        self,
+        node: ir.Node,
+        *,
+        inputs: list[ir.Value | None] | None = None,
+        attributes: dict[str, Any] | None = None,
+        drop: tuple[str, ...] = (),
+        version: int | None = None,
+        op_type: str | None = None,
+    ) -> ir.Node:
+        """Replace ``node`` by a copy with new inputs/attributes; names and outputs are kept."""
+        attrs = {k: v for k, v in node.attributes.items() if k not in drop}
+        for k, v in (attributes or {}).items():
+            attrs[k] = v if isinstance(v, ir.Attr) else ir.convenience.convert_attribute(k, v)
+        ins = list(node.inputs if inputs is None else inputs)
+        while ins and ins[-1] is None:
+            ins.pop()
+        new = ir.Node(
+            node.domain,
+            op_type or node.op_type,
+            ins,
+            attributes=list(attrs.values()),
+            num_outputs=len(node.outputs),
+            name=node.name,
+            doc_string=node.doc_string,
+            metadata_props=dict(node.metadata_props),
+        )
+        new.meta.update(node.meta)
+        if version is not None:
+            new.meta[VERSION_KEY] = version
+        self.replace(node, [new], list(new.outputs))
+        return new
+
+
+def adapt(model: ir.Model, registry: Registry) -> None:
+    """Rewrite every node into the newest form of its op (``node.meta[VERSION_KEY]``)."""
+    local = {(f.domain, f.name) for f in model.functions.values()}
+    for graph in list(iter_graphs(model.graph)):
+        actx = AdaptContext(model, graph)
+        for node in list(graph):
+            if (node.domain, node.op_type) in local:
+                continue
+            domain = _spec.normalize_domain(node.domain)
+            opset = model_opset(model, domain)
+            if not _spec.has_spec(node.op_type, opset, domain):
+                node.meta[VERSION_KEY] = opset
+                continue
+            version = _spec.get_spec(node.op_type, opset, domain).since_version
+            current = node
+            while True:
+                adapter = registry.adapter(domain, current.op_type, version)
+                if adapter is None:
+                    versions = _spec.versions(current.op_type, domain)
+                    later = [v for v in versions if v > version]
+                    if not later:
+                        break
+                    version = later[0]  # no form change between these versions
+                    continue
+                try:
+                    result = adapter.fn(current, actx)
+                except Exception as exc:
+                    raise ConversionError(
+                        f"adapting node {node_label(current)} from version {version} failed: {exc}"
+                    ) from exc
+                previous = current
+                current = result if result is not None else current
+                if current.op_type != previous.op_type or current.domain != previous.domain:
+                    # rewritten into another op: continue from that op's version at this opset
+                    domain = _spec.normalize_domain(current.domain)
+                    first = _spec.versions(current.op_type, domain)[0]
+                    version = _spec.get_spec(current.op_type, max(first, model_opset(model, domain)), domain).since_version
+                    continue
+                version = adapter.to_version
+            current.meta[VERSION_KEY] = version
+
+
+# -- attributes ---------------------------------------------------------------------------
+def attr_value(attr: ir.Attr) -> Any:
+    """An attribute as a plain Python value (tensors as numpy arrays, graphs as ir.Graph)."""
+    t = attr.type
+    v = attr.value
+    if t in (ir.AttributeType.INTS, ir.AttributeType.FLOATS, ir.AttributeType.STRINGS):
+        return list(v)
+    if t == ir.AttributeType.TENSOR:
+        return v.numpy()
+    if t == ir.AttributeType.TENSORS:
+        return [x.numpy() for x in v]
+    if t == ir.AttributeType.GRAPHS:
+        return list(v)
+    return v
+
+
+def node_attributes(node: ir.Node, op_spec: _spec.OpSpec | None) -> dict[str, Any]:
+    """Keyword arguments for a primitive: the node's attributes plus the spec's defaults."""
+    out: dict[str, Any] = {}
+    if op_spec is not None:
+        for name, a in op_spec.attributes.items():
+            out[a.py_name] = a.default
+    for name, attr in node.attributes.items():
+        if attr.is_ref():
+            raise ModelError(f"node {node_label(node)}: attribute reference {name!r} outside a function")
+        if op_spec is not None and name not in op_spec.attributes:
+            raise ModelError(
+                f"node {node_label(node)} has attribute {name!r}, which "
+                f"{node.op_type}-{op_spec.since_version} does not define"
+            )
+        out[_spec.py_name(name)] = attr_value(attr)
+    if op_spec is not None:
+        for name, a in op_spec.attributes.items():
+            if a.required and name not in node.attributes:
+                raise ModelError(f"node {node_label(node)} lacks required attribute {name!r}")
+    return out
+
+
+# -- the plan ------------------------------------------------------------------------------
+@dataclasses.dataclass
+class NodeInfo:
+    """A node resolved for one backend: its primitive, canonical spec and attributes."""
+
+    node: ir.Node
+    primitive: ImportPrimitive
+    spec: _spec.OpSpec | None
+    attributes: dict[str, Any]
+    opset: int
+    version: int
+
+
+class ImportPlan:
+    """A validated, adapted model and the primitive each node dispatches to."""
+
+    def __init__(self, model: ir.Model, backend: str, registry: Registry, options: dict[str, Any]):
+        self.model = model
+        self.backend = backend
+        self.registry = registry
+        self.options = options
+        self._info: dict[int, NodeInfo] = {}
+
+    def info(self, node: ir.Node) -> NodeInfo:
+        """Primitive, spec and attributes of a node (cached)."""
+        key = id(node)
+        if key not in self._info:
+            domain = _spec.normalize_domain(node.domain)
+            opset = model_opset(self.model, domain)
+            version = node.meta.get(VERSION_KEY, opset)
+            prim = self.registry.find_import(self.backend, domain, node.op_type, version)
+            if prim is None:
+                raise UnsupportedOpError(
+                    f"no {self.backend} primitive for {node_label(node)} at version {version}"
+                )
+            op_spec = (
+                _spec.get_spec(node.op_type, version, domain)
+                if _spec.has_spec(node.op_type, version, domain)
+                else None
+            )
+            self._info[key] = NodeInfo(
+                node, prim, op_spec, node_attributes(node, op_spec), opset, version
+            )
+        return self._info[key]
+
+    def check_supported(self) -> None:
+        """Raise one error listing every op of the model that the backend lacks."""
+        missing: dict[tuple[str, str, int], list[str]] = {}
+        for node in iter_nodes(self.model.graph):
+            domain = _spec.normalize_domain(node.domain)
+            opset = model_opset(self.model, domain)
+            version = node.meta.get(VERSION_KEY, opset)
+            if self.registry.find_import(self.backend, domain, node.op_type, version) is None:
+                missing.setdefault((domain, node.op_type, opset), []).append(node.name or "<unnamed>")
+        if not missing:
+            return
+        lines = []
+        entries = []
+        for (domain, op, opset), names in sorted(missing.items()):
+            others = [
+                b for b in self.registry.backends_supporting(domain, op, 10**6) if b != self.backend
+            ]
+            shown = ", ".join(repr(n) for n in names[:5]) + (" ..." if len(names) > 5 else "")
+            where = f"supported by: {', '.join(others)}" if others else "no installed backend supports it"
+            lines.append(f"  {domain or 'ai.onnx'}::{op} (opset {opset}) at nodes {shown}; {where}")
+            entries.append((domain, op, opset, names))
+        raise UnsupportedOpError(
+            f"backend {self.backend!r} cannot import {len(missing)} op(s) of this model:\n"
+            + "\n".join(lines),
+            entries,
+        )
+
+
+def infer_shapes(model: ir.Model) -> None:
+    """Fill in dtypes and shapes with ONNX shape inference where it succeeds."""
+    from onnx_ir.passes.common import ShapeInferencePass
+
+    try:
+        ShapeInferencePass()(model)
+    except Exception:  # noqa: BLE001 - inference is a best-effort aid; primitives handle unknowns
+        return
+
+
+def prepare(model: ir.Model, backend: str, registry: Registry, **options: Any) -> ImportPlan:
+    """Validate, inline local functions, adapt and check support: ready for a backend."""
+    validate(model)
+    if model.functions and not options.get("keep_functions", False):
+        from onnx_ir.passes.common import InlinePass
+
+        InlinePass()(model)
+    from onnx_ir.passes.common import RemoveInitializersFromInputsPass
+
+    RemoveInitializersFromInputsPass()(model)
+    if options.get("infer_shapes", True):
+        infer_shapes(model)
+    adapt(model, registry)
+    for graph in iter_graphs(model.graph):
+        graph.sort()
+    plan = ImportPlan(model, backend, registry, options)
+    plan.check_supported()
+    return plan

@@ -1,0 +1,148 @@
+"""Loading and saving models: untrusted input is checked before it reaches onnx-ir."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import onnx
+import onnx_ir as ir
+from google.protobuf.message import DecodeError
+
+from .errors import ModelError, UnsafeModelError
+
+ModelLike = "str | os.PathLike | bytes | onnx.ModelProto | ir.Model"
+
+_MAX_BYTES = 2**31 - 1  # protobuf's own limit for one message
+
+
+def _tensors(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
+    yield from graph.initializer
+    for sp in graph.sparse_initializer:
+        yield sp.values
+        yield sp.indices
+    for node in graph.node:
+        yield from _attr_tensors(node.attribute)
+
+
+def _attr_tensors(attrs) -> Iterator[onnx.TensorProto]:
+    for attr in attrs:
+        if attr.HasField("t"):
+            yield attr.t
+        yield from attr.tensors
+        if attr.HasField("g"):
+            yield from _tensors(attr.g)
+        for g in attr.graphs:
+            yield from _tensors(g)
+
+
+def _all_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
+    yield from _tensors(model.graph)
+    for fn in model.functions:
+        for node in fn.node:
+            yield from _attr_tensors(node.attribute)
+
+
+def check_external_data(model: onnx.ModelProto, base_dir: str | os.PathLike | None) -> None:
+    """Refuse external data that points outside the model's folder, or that is missing."""
+    root = Path(base_dir).resolve() if base_dir is not None else None
+    for tensor in _all_tensors(model):
+        if tensor.data_location != onnx.TensorProto.EXTERNAL:
+            continue
+        info = {e.key: e.value for e in tensor.external_data}
+        location = info.get("location", "")
+        what = f"external data of tensor {tensor.name!r} (location {location!r})"
+        if root is None:
+            raise UnsafeModelError(
+                f"{what}: the model was given as bytes/proto, so there is no folder to read "
+                "external data from; load it from its path instead"
+            )
+        if not location or os.path.isabs(location) or Path(location).drive:
+            raise UnsafeModelError(f"{what}: absolute or empty locations are refused")
+        if ".." in Path(location).parts:
+            raise UnsafeModelError(f"{what}: locations with '..' are refused")
+        target = (root / location).resolve()
+        if root != target and root not in target.parents:
+            raise UnsafeModelError(f"{what}: resolves outside the model's folder {str(root)!r}")
+        if not target.is_file():
+            raise ModelError(f"{what}: file {str(target)!r} does not exist")
+        size = target.stat().st_size
+        try:
+            offset = int(info.get("offset", 0) or 0)
+            length = int(info["length"]) if "length" in info else size - offset
+        except ValueError as exc:
+            raise ModelError(f"{what}: offset/length are not integers") from exc
+        if offset < 0 or length < 0 or offset + length > size:
+            raise ModelError(
+                f"{what}: offset {offset} + length {length} exceeds the file's {size} bytes"
+            )
+
+
+def _parse(data: bytes, origin: str) -> onnx.ModelProto:
+    if not data:
+        raise ModelError(f"{origin}: empty model file")
+    proto = onnx.ModelProto()
+    try:
+        proto.ParseFromString(data)
+    except (DecodeError, RuntimeError, ValueError) as exc:
+        raise ModelError(f"{origin}: not a valid ONNX model (truncated or corrupted): {exc}") from exc
+    if not proto.HasField("graph"):
+        raise ModelError(f"{origin}: the file parses but holds no graph; is it an ONNX model?")
+    return proto
+
+
+def load_proto(source, base_dir: str | os.PathLike | None = None) -> tuple[onnx.ModelProto, str | None]:
+    """Parse a path, bytes or ModelProto into a checked ModelProto and its folder."""
+    if isinstance(source, onnx.ModelProto):
+        proto, origin = source, "<ModelProto>"
+    elif isinstance(source, (bytes, bytearray, memoryview)):
+        proto, origin = _parse(bytes(source), "<bytes>"), "<bytes>"
+    elif isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        origin = str(path)
+        try:
+            size = path.stat().st_size
+            if size > _MAX_BYTES:
+                raise ModelError(f"{origin}: {size} bytes exceed protobuf's 2 GB limit; "
+                                 "store the weights as external data")
+            data = path.read_bytes()
+        except OSError as exc:
+            raise ModelError(f"cannot read model file {origin!r}: {exc.strerror or exc}") from exc
+        proto = _parse(data, origin)
+        base_dir = path.resolve().parent if base_dir is None else base_dir
+    else:
+        raise ModelError(f"cannot load a model from {type(source).__name__}")
+    check_external_data(proto, base_dir)
+    return proto, (str(base_dir) if base_dir is not None else None)
+
+
+def load(source, *, base_dir: str | os.PathLike | None = None) -> ir.Model:
+    """Load a model from a path, bytes, a ``ModelProto`` or an ``onnx_ir.Model``.
+
+    External data is read (memory-mapped) only from inside the model's folder. Raises
+    :class:`ModelError` for unreadable, truncated or invalid files.
+    """
+    if isinstance(source, ir.Model):
+        return source
+    proto, folder = load_proto(source, base_dir)
+    logger = logging.getLogger("onnx_ir")
+    level = logger.level
+    logger.setLevel(logging.ERROR)  # dangling inputs are reported by our validation instead
+    try:
+        model = ir.serde.deserialize_model(proto)
+    except Exception as exc:
+        raise ModelError(f"invalid ONNX model: {type(exc).__name__}: {exc}") from exc
+    finally:
+        logger.setLevel(level)
+    if folder is not None:
+        ir.external_data.set_base_dir(model.graph, folder)
+    return model
+
+
+def save(model: ir.Model, path: str | os.PathLike, *, external_data: str | None = None) -> None:
+    """Save a model; with ``external_data`` (a file name beside ``path``) weights go there."""
+    if isinstance(model, onnx.ModelProto):
+        model = ir.serde.deserialize_model(model)
+    ir.save(model, path, external_data=external_data)

@@ -1,0 +1,289 @@
+"""The registry of backends, primitives and opset adapters, and the decorators that mark them.
+
+Primitives are keyed per backend by ``(domain, op_type, since_version)`` for import and by the
+framework op name for export. A duplicate key raises :class:`RegistryError`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import pkgutil
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from . import spec as _spec
+from .errors import PluginError, RegistryError
+
+_IMPORT_MARK = "__onnxport_import__"
+_EXPORT_MARK = "__onnxport_export__"
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """What a framework backend provides to the core."""
+
+    name: str
+
+    def import_model(self, plan: Any, **options: Any) -> Any:
+        """Build the framework object from an :class:`onnxport.convert.ImportPlan`."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Sample:
+    """One example for an export primitive: the testkit traces, exports and compares it.
+
+    ``fn`` is a framework callable (module or function), ``args`` its example inputs and
+    ``emits`` the ONNX op types the exported graph must contain.
+    """
+
+    fn: Any
+    args: tuple[Any, ...]
+    emits: tuple[str, ...] = ()
+    kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)
+    rtol: float = 1e-4
+    atol: float = 1e-5
+    name: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class ImportPrimitive:
+    """One ONNX op -> framework function, implementing the op's form at ``since``."""
+
+    backend: str
+    domain: str
+    op_type: str
+    since: int
+    fn: Callable[..., Any]
+    builder: Callable[..., Any] | None = None
+    source: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.domain, self.op_type, self.since)
+
+
+@dataclasses.dataclass(frozen=True)
+class ExportPrimitive:
+    """One framework op -> ONNX nodes."""
+
+    backend: str
+    target: str
+    fn: Callable[..., Any]
+    samples: tuple[Sample, ...] = ()
+    source: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Adapter:
+    """Rewrites a node of schema version ``from_version`` into the op's next schema version."""
+
+    domain: str
+    op_type: str
+    from_version: int
+    to_version: int
+    fn: Callable[..., Any]
+    source: str = ""
+
+
+@dataclasses.dataclass
+class _ImportDecl:
+    op_type: str
+    since: int
+    domain: str
+
+
+def importer(op_type: str, *, since: int, domain: str = "") -> Callable[[Callable], Callable]:
+    """Mark a function as the import primitive of ``op_type`` in its form at ``since``.
+
+    Stack the decorator to let one function serve a small family of ops (it reads
+    ``ctx.op_type``). The function gets a ``module_builder`` decorator attribute: a builder
+    returns ``(module, runtime_input_indices)`` or None to choose a native layer at import time.
+    """
+
+    def mark(fn: Callable) -> Callable:
+        decls = list(getattr(fn, _IMPORT_MARK, []))
+        decls.append(_ImportDecl(op_type, since, _spec.normalize_domain(domain)))
+        setattr(fn, _IMPORT_MARK, decls)
+        if not hasattr(fn, "module_builder"):
+
+            def module_builder(builder: Callable) -> Callable:
+                fn.__onnxport_builder__ = builder
+                return builder
+
+            fn.module_builder = module_builder  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
+def exporter(*targets: str, samples: Sequence[Sample] = ()) -> Callable[[Callable], Callable]:
+    """Mark a function as the export primitive of one or more framework ops."""
+
+    def mark(fn: Callable) -> Callable:
+        decls = list(getattr(fn, _EXPORT_MARK, []))
+        decls.extend((t, tuple(samples)) for t in targets)
+        setattr(fn, _EXPORT_MARK, decls)
+        return fn
+
+    return mark
+
+
+class Registry:
+    """Everything the plugins registered. Built once per process by :func:`onnxport.registry`."""
+
+    def __init__(self) -> None:
+        self.backends: dict[str, Any] = {}
+        self._imports: dict[str, dict[tuple[str, str, int], ImportPrimitive]] = {}
+        self._exports: dict[str, dict[str, ExportPrimitive]] = {}
+        self._adapters: dict[tuple[str, str, int], Adapter] = {}
+        self.plugins: list[str] = []
+
+    # -- registration --------------------------------------------------------------------
+    def add_backend(self, backend: Any) -> None:
+        name = getattr(backend, "name", None)
+        if not isinstance(name, str) or not name:
+            raise RegistryError(f"backend {backend!r} has no name")
+        if name in self.backends:
+            raise RegistryError(f"backend {name!r} is registered twice")
+        self.backends[name] = backend
+
+    def add_import(
+        self,
+        backend: str,
+        op_type: str,
+        fn: Callable,
+        *,
+        since: int,
+        domain: str = "",
+        builder: Callable | None = None,
+    ) -> None:
+        domain = _spec.normalize_domain(domain)
+        table = self._imports.setdefault(backend, {})
+        key = (domain, op_type, since)
+        if key in table:
+            old = table[key]
+            raise RegistryError(
+                f"duplicate import primitive for {domain or 'ai.onnx'}::{op_type} since {since} "
+                f"in backend {backend!r}: {old.source} and {_source(fn)}"
+            )
+        if not domain and _spec.versions(op_type) and since not in _spec.versions(op_type):
+            raise RegistryError(
+                f"{_source(fn)} registers {op_type} since {since}, but ONNX defines it at "
+                f"versions {list(_spec.versions(op_type))}"
+            )
+        table[key] = ImportPrimitive(backend, domain, op_type, since, fn, builder, _source(fn))
+
+    def add_export(
+        self, backend: str, target: str, fn: Callable, *, samples: Sequence[Sample] = ()
+    ) -> None:
+        table = self._exports.setdefault(backend, {})
+        if target in table:
+            raise RegistryError(
+                f"duplicate export primitive for {target!r} in backend {backend!r}: "
+                f"{table[target].source} and {_source(fn)}"
+            )
+        table[target] = ExportPrimitive(backend, target, fn, tuple(samples), _source(fn))
+
+    def add_adapter(
+        self, op_type: str, from_version: int, fn: Callable, *, domain: str = ""
+    ) -> None:
+        domain = _spec.normalize_domain(domain)
+        vs = _spec.versions(op_type, domain)
+        deprecated = bool(vs) and _spec.get_spec(op_type, vs[-1], domain).deprecated
+        if from_version not in vs or (from_version == vs[-1] and not deprecated):
+            raise RegistryError(
+                f"adapter {_source(fn)} for {op_type} from version {from_version}: ONNX versions "
+                f"are {list(vs)}; an adapter starts from one that is not the newest, unless the "
+                "op is deprecated (then it rewrites the node into another op)"
+            )
+        key = (domain, op_type, from_version)
+        if key in self._adapters:
+            raise RegistryError(f"duplicate adapter for {op_type} from version {from_version}")
+        to_version = vs[vs.index(from_version) + 1] if from_version != vs[-1] else from_version
+        self._adapters[key] = Adapter(domain, op_type, from_version, to_version, fn, _source(fn))
+
+    def discover(self, package: str, *, backend: str) -> int:
+        """Import every module under ``package`` and register the primitives marked in them.
+
+        Import errors propagate as :class:`PluginError` naming the module. Returns the number
+        of primitives registered.
+        """
+        try:
+            pkg = importlib.import_module(package)
+        except Exception as exc:
+            raise PluginError(f"cannot import primitive package {package!r}: {exc}") from exc
+        modules = [pkg]
+        for info in pkgutil.walk_packages(pkg.__path__, prefix=package + "."):
+            try:
+                modules.append(importlib.import_module(info.name))
+            except Exception as exc:
+                raise PluginError(f"cannot import primitive module {info.name!r}: {exc}") from exc
+        count = 0
+        seen: set[int] = set()
+        for mod in modules:
+            for obj in list(vars(mod).values()):
+                if id(obj) in seen or getattr(obj, "__module__", None) != mod.__name__:
+                    continue
+                seen.add(id(obj))
+                for decl in getattr(obj, _IMPORT_MARK, []) or []:
+                    self.add_import(
+                        backend,
+                        decl.op_type,
+                        obj,
+                        since=decl.since,
+                        domain=decl.domain,
+                        builder=getattr(obj, "__onnxport_builder__", None),
+                    )
+                    count += 1
+                for target, samples in getattr(obj, _EXPORT_MARK, []) or []:
+                    self.add_export(backend, target, obj, samples=samples)
+                    count += 1
+        return count
+
+    # -- queries -------------------------------------------------------------------------
+    def imports(self, backend: str | None = None) -> list[ImportPrimitive]:
+        """Registered import primitives (of one backend, or all), sorted by op."""
+        tables = [self._imports.get(backend, {})] if backend else list(self._imports.values())
+        return sorted(
+            (p for t in tables for p in t.values()),
+            key=lambda p: (p.backend, p.domain, p.op_type, p.since),
+        )
+
+    def exports(self, backend: str | None = None) -> list[ExportPrimitive]:
+        """Registered export primitives (of one backend, or all), sorted by target."""
+        tables = [self._exports.get(backend, {})] if backend else list(self._exports.values())
+        return sorted((p for t in tables for p in t.values()), key=lambda p: (p.backend, p.target))
+
+    def find_export(self, backend: str, target: str) -> ExportPrimitive | None:
+        return self._exports.get(backend, {}).get(target)
+
+    def find_import(
+        self, backend: str, domain: str, op_type: str, version: int
+    ) -> ImportPrimitive | None:
+        """The primitive with the greatest ``since`` not above ``version``."""
+        table = self._imports.get(backend, {})
+        best: ImportPrimitive | None = None
+        for (d, op, since), prim in table.items():
+            if d == domain and op == op_type and since <= version:
+                if best is None or since > best.since:
+                    best = prim
+        return best
+
+    def adapter(self, domain: str, op_type: str, from_version: int) -> Adapter | None:
+        return self._adapters.get((domain, op_type, from_version))
+
+    def adapters(self) -> list[Adapter]:
+        return sorted(self._adapters.values(), key=lambda a: (a.domain, a.op_type, a.from_version))
+
+    def backends_supporting(self, domain: str, op_type: str, version: int) -> list[str]:
+        return sorted(b for b in self._imports if self.find_import(b, domain, op_type, version))
+
+
+#: What a plugin's ``onnxport_register`` hook receives.
+Registrar = Registry
+
+
+def _source(fn: Callable) -> str:
+    mod = getattr(fn, "__module__", "?")
+    return f"{mod}.{getattr(fn, '__qualname__', repr(fn))}"

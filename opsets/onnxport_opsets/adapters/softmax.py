@@ -1,0 +1,32 @@
+"""Softmax, LogSoftmax, Hardmax before 13 coerce the input to 2-D at ``axis`` (1 and 11 alike)."""
+
+from __future__ import annotations
+
+import onnx_ir as ir
+
+from .._base import adapter, attr
+
+
+@adapter("Softmax", 11)
+@adapter("LogSoftmax", 11)
+@adapter("Hardmax", 11)
+def softmax_to_13(node, ctx):
+    x = node.inputs[0]
+    axis = attr(node, "axis", 1)
+    rank = len(x.shape) if x.shape is not None else None
+    if rank is not None and (axis == -1 or axis == rank - 1):
+        return ctx.rebuild(node, attributes={"axis": -1})
+    # general case: Flatten to 2-D at axis, op on the last axis, reshape back
+    name = node.name or node.op_type
+    flat = ir.node("Flatten", [x], attributes={"axis": axis}, name=f"{name}_flatten")
+    op = ir.node(node.op_type, [flat.outputs[0]], attributes={"axis": -1}, name=name)
+    shape = ir.node("Shape", [x], name=f"{name}_shape")
+    back = ir.node("Reshape", [op.outputs[0], shape.outputs[0]], name=f"{name}_reshape")
+    from onnxport.convert import VERSION_KEY
+    from onnxport.spec import latest_version
+
+    for n in (flat, op, shape, back):
+        n.meta[VERSION_KEY] = latest_version(n.op_type)
+    op.meta["onnxport.adapted"] = True
+    ctx.replace(node, [flat, op, shape, back], [back.outputs[0]])
+    return op
