@@ -363,6 +363,7 @@ class _GraphBuilder:
                 self._record_module_weights(node, module, path)
                 args = tuple(self.value_node(node.inputs[i]) for i in runtime)
                 out = self.fx.call_module(path, args)
+                _annotate(out, node)
                 ctx._freeze()
                 if any(ctx.output_used(i) for i in range(1, len(node.outputs))):
                     self._bind_outputs(node, out)
@@ -385,6 +386,7 @@ class _GraphBuilder:
         fn = NodeFn(prim.fn, ctx, attrs, [(n, s, l) for n, s, l in subgraphs])
         ctx._freeze()
         out = self.fx.call_function(fn, args)
+        _annotate(out, node)
         self._bind_outputs(node, out)
 
     def _is_weight_use(self, v: ir.Value) -> bool:
@@ -429,6 +431,14 @@ class _GraphBuilder:
         sub = Subgraph(module, len(graph.inputs), len(captured), graph.name or "subgraph")
         sub._captured = captured  # type: ignore[attr-defined]
         return sub
+
+
+def _annotate(fx_node: fx.Node, node: ir.Node) -> None:
+    """Keep the ONNX node's identity on the fx node (name, op, metadata such as scopes)."""
+    fx_node.meta["onnx_node"] = node.name
+    fx_node.meta["onnx_op"] = (node.domain, node.op_type)
+    if node.metadata_props:
+        fx_node.meta["onnx_metadata"] = dict(node.metadata_props)
 
 
 def _as_list(result: Any, n: int) -> list[Any]:
@@ -516,6 +526,12 @@ class TorchBackend:
     """The PyTorch backend: ONNX -> ``torch.nn.Module``."""
 
     name = "torch"
+
+    @property
+    def expected_failures(self) -> dict[str, str]:
+        from .expected_failures import EXPECTED_FAILURES
+
+        return EXPECTED_FAILURES
 
     def import_model(self, plan: ImportPlan, **options: Any) -> OnnxModule:
         return import_plan(plan, **options)

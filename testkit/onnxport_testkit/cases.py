@@ -1,0 +1,138 @@
+"""The official ONNX backend node cases, built once per onnx version and cached on disk."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import shutil
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+CACHE_ENV = "ONNXPORT_CACHE"
+
+
+def cache_root() -> Path:
+    """Where generated data lives: ``$ONNXPORT_CACHE`` or ``~/.cache/onnxport``."""
+    base = os.environ.get(CACHE_ENV) or os.path.join(os.path.expanduser("~"), ".cache", "onnxport")
+    return Path(base)
+
+
+@dataclasses.dataclass
+class NodeCase:
+    """One official node case: a small model, its inputs and expected outputs."""
+
+    name: str
+    path: Path
+    ops: tuple[tuple[str, str], ...]  # (domain, op_type) of every node, subgraphs included
+    opset: int
+
+    @functools.cached_property
+    def model(self) -> onnx.ModelProto:
+        return onnx.load(str(self.path / "model.onnx"))
+
+    def data(self) -> tuple[list[Any], list[Any]]:
+        return _read_values(self.path, "input"), _read_values(self.path, "output")
+
+    @property
+    def main_op(self) -> str:
+        return self.ops[0][1] if len(self.ops) == 1 else self.name
+
+
+def _to_proto(value: Any, name: str):
+    if isinstance(value, onnx.TensorProto):
+        return "tensor", value
+    if value is None:
+        return "optional", numpy_helper.from_optional(None, name=name)
+    if isinstance(value, list):
+        return "sequence", numpy_helper.from_list([np.asarray(v) for v in value], name=name)
+    return "tensor", numpy_helper.from_array(np.asarray(value), name=name)
+
+
+def _write_values(folder: Path, prefix: str, values) -> None:
+    for i, v in enumerate(values):
+        kind, proto = _to_proto(v, f"{prefix}_{i}")
+        (folder / f"{prefix}_{i}.{kind}.pb").write_bytes(proto.SerializeToString())
+
+
+def _read_values(folder: Path, prefix: str) -> list[Any]:
+    files = sorted(folder.glob(f"{prefix}_*.pb"), key=lambda p: int(p.name.split(".")[0].split("_")[-1]))
+    out = []
+    for f in files:
+        kind = f.name.split(".")[1]
+        data = f.read_bytes()
+        if kind == "tensor":
+            t = onnx.TensorProto()
+            t.ParseFromString(data)
+            out.append(numpy_helper.to_array(t))
+        elif kind == "sequence":
+            s = onnx.SequenceProto()
+            s.ParseFromString(data)
+            out.append(numpy_helper.to_list(s))
+        else:
+            o = onnx.OptionalProto()
+            o.ParseFromString(data)
+            out.append(numpy_helper.to_optional(o))
+    return out
+
+
+def _ops(graph: onnx.GraphProto) -> list[tuple[str, str]]:
+    found = []
+    for node in graph.node:
+        found.append((node.domain if node.domain != "ai.onnx" else "", node.op_type))
+        for a in node.attribute:
+            if a.HasField("g"):
+                found.extend(_ops(a.g))
+            for g in a.graphs:
+                found.extend(_ops(g))
+    return found
+
+
+def _build(folder: Path) -> None:
+    from onnx.backend.test.loader import load_model_tests
+
+    tmp = Path(tempfile.mkdtemp(prefix="nodecases-", dir=folder.parent))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with np.errstate(all="ignore"):
+            cases = load_model_tests(kind="node")
+    for case in cases:
+        d = tmp / case.name
+        d.mkdir()
+        (d / "model.onnx").write_bytes(case.model.SerializeToString())
+        inputs, outputs = case.data_sets[0]
+        _write_values(d, "input", inputs)
+        _write_values(d, "output", outputs)
+    try:
+        tmp.rename(folder)
+    except OSError:  # another process won the race
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def case_dir() -> Path:
+    """The cache folder for this onnx version, built on first use."""
+    folder = cache_root() / "nodecases" / f"onnx-{onnx.__version__}"
+    if not folder.is_dir():
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        _build(folder)
+    return folder
+
+
+@functools.lru_cache(maxsize=1)
+def node_cases() -> tuple[NodeCase, ...]:
+    """Every official node case, sorted by name."""
+    out = []
+    for d in sorted(case_dir().iterdir()):
+        if not (d / "model.onnx").is_file():
+            continue
+        model = onnx.load(str(d / "model.onnx"), load_external_data=False)
+        ops = tuple(dict.fromkeys(_ops(model.graph)))
+        opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+        out.append(NodeCase(d.name, d, ops, opset))
+    return tuple(out)
