@@ -117,7 +117,7 @@ class NodeContext:
 
     def param(self, i: int) -> torch.Tensor:
         """The shared ``nn.Parameter`` (or buffer) holding weight input ``i``."""
-        return self._live().weight(self._inputs[i])
+        return self._live().weight(self._inputs[i], register=False)
 
     def weight_name(self, i: int) -> str | None:
         """The ONNX name of input ``i``."""

@@ -28,6 +28,7 @@ _NO_FOLD = {
 _SETTING_INPUTS = {
     ("Resize", 1), ("Resize", 2), ("Upsample", 1), ("Clip", 1), ("Clip", 2), ("Pad", 2),
     ("ConstantOfShape", 0), ("Range", 0), ("Range", 1), ("Range", 2), ("Dropout", 1),
+    ("BatchNormalization", 3), ("BatchNormalization", 4),  # running statistics: buffers
 }
 _FOLD_LIMIT = 1 << 26  # elements; larger folded constants stay runtime computations
 _MODULE_ATTRS = set(dir(nn.Module)) | {"graph", "code", "meta", "forward"}
@@ -205,6 +206,7 @@ class _State:
         self.from_init: set[ir.Value] = set()
         self.trainable: set[ir.Value] = set()
         self.registered: dict[ir.Value, str] = {}
+        self.kinds: dict[ir.Value, str] = {}
         self.paths: set[str] = set()
         self.weights: dict[str, str] = {}
         self.modules: dict[str, nn.Module] = {}
@@ -267,26 +269,30 @@ class _GraphBuilder:
     def is_trainable(self, v: ir.Value) -> bool:
         return v in self.state.trainable
 
-    def weight(self, v: ir.Value) -> torch.Tensor:
-        """The registered Parameter/buffer object of a static value (registering it once)."""
+    def weight(self, v: ir.Value, register: bool = True) -> torch.Tensor:
+        """The Parameter/buffer object of a static value, created once (shared by all uses).
+
+        With ``register`` it also gets a path in the module tree (named after the initializer);
+        module builders take the object unregistered and their module's path names it.
+        """
         st = self.state
-        if v not in st.registered:
+        if v not in st.kinds:
             tensor = st.static[v]
             if v in st.trainable:
-                obj: torch.Tensor = nn.Parameter(tensor, requires_grad=True)
-                kind = "param"
+                st.static[v] = nn.Parameter(tensor, requires_grad=True)
+                st.kinds[v] = "param"
             else:
-                obj, kind = tensor, ("buffer" if v in st.from_init and v.is_initializer() else "const")
-            wanted = v.name if kind != "const" else f"_onnx_const.{v.name or 'c'}"
+                st.kinds[v] = "buffer" if v in st.from_init and v.is_initializer() else "const"
+        if register and v not in st.registered:
+            kind = st.kinds[v]
             if kind == "const":
                 path = st.unique_path(f"onnx_constants.{v.name or 'c'}")
             else:
-                path = st.unique_path(wanted)
-            st.set_attr(path, obj, kind)
+                path = st.unique_path(v.name or "weight")
+            st.set_attr(path, st.static[v], kind)
             st.registered[v] = path
             if kind != "const" and v.name:
                 st.weights[v.name] = path
-            st.static[v] = obj
         return st.static[v]
 
     # -- values -> fx nodes ---------------------------------------------------------------
@@ -302,7 +308,23 @@ class _GraphBuilder:
                 self.env[v] = node
                 return node
             raise ConversionError(f"value {v.name!r} is used before it is computed")
+        if v in self.state.static:
+            # a folded constant or weight: passed in from the root module like an outer value
+            return self._capture(v)
         raise ConversionError(f"value {v.name!r} is not visible in subgraph {self.graph.name!r}")
+
+    def _capture(self, v: ir.Value) -> fx.Node:
+        """A new capture placeholder for ``v`` (after the existing placeholders, in capture order)."""
+        last = None
+        for n in self.fx.nodes:
+            if n.op != "placeholder":
+                break
+            last = n
+        with self.fx.inserting_after(last) if last is not None else self.fx.inserting_before(None):
+            node = self.fx.placeholder(_part(f"outer_{v.name or len(self.captures)}"))
+        self.captures.append(v)
+        self._cap_nodes[v] = node
+        return node
 
     # -- building -----------------------------------------------------------------------
     def build(self, formal_inputs: list[ir.Value], captures: list[ir.Value]) -> list[fx.Node]:
@@ -355,7 +377,7 @@ class _GraphBuilder:
             built = prim.builder(ctx, **attrs)
             if built is not None:
                 module, runtime = built
-                path = st.unique_path(self._module_path(node, ctx))
+                path = st.unique_path(self._module_path(node, module))
                 st.set_attr(path, module, "module")
                 for i, v in enumerate(node.inputs):
                     if v is not None and i not in runtime and v.name and v in st.registered:
@@ -395,13 +417,16 @@ class _GraphBuilder:
             return v.is_graph_output()
         return any((u.node.op_type, u.idx) not in _SETTING_INPUTS for u in uses)
 
-    def _module_path(self, node: ir.Node, ctx: NodeContext) -> str:
-        w = node.inputs[1] if len(node.inputs) > 1 and node.op_type != "BatchNormalization" else None
-        if node.op_type == "BatchNormalization":
-            w = node.inputs[1]
-        if w is not None and w.name and w.name.endswith(".weight"):
-            return w.name[: -len(".weight")]
-        return node.name or f"{node.op_type.lower()}"
+    def _module_path(self, node: ir.Node, module: nn.Module) -> str:
+        """Where a native layer lives: ``conv1`` for weights named ``conv1.weight``, else the node name."""
+        owned = {id(t): k for k, t in list(module.named_parameters()) + list(module.named_buffers())}
+        for v in node.inputs:
+            if v is None or v not in self.state.static or not v.name:
+                continue
+            key = owned.get(id(self.state.static[v]))
+            if key is not None and v.name.endswith("." + key) and v not in self.state.registered:
+                return v.name[: -len(key) - 1]
+        return node.name or node.op_type.lower()
 
     def _record_module_weights(self, node: ir.Node, module: nn.Module, path: str) -> None:
         by_id = {id(p): k for k, p in module.named_parameters(remove_duplicate=False)}
@@ -427,6 +452,7 @@ class _GraphBuilder:
         child = _GraphBuilder(self.state, graph, self)
         outs = child.build(list(graph.inputs), captured)
         child.fx.output(tuple(outs))
+        captured = child.captures  # the free values plus folded constants captured while building
         module = fx.GraphModule(nn.Module(), child.fx, class_name="OnnxSubgraph")
         sub = Subgraph(module, len(graph.inputs), len(captured), graph.name or "subgraph")
         sub._captured = captured  # type: ignore[attr-defined]
@@ -514,10 +540,15 @@ def import_plan(plan: ImportPlan, **options: Any) -> OnnxModule:
     info = {
         "inputs": [_input_spec(v) for v in graph.inputs],
         "outputs": [v.name for v in graph.outputs],
+        "output_dtypes": [v.dtype for v in graph.outputs],
         "weights": dict(state.weights),
         "graph_name": graph.name,
     }
     module = OnnxModule(state.root, builder.fx, info, state.mode)
+    if state.options.get("hierarchy", True):
+        from .hierarchy import restore
+
+        restore(module, state)  # the exporting model's module tree (issue 3)
     module.train(options.get("training", False))
     return module
 
@@ -545,12 +576,13 @@ class TorchBackend:
         with torch.no_grad():
             out = module(*args)
         outs = list(out) if isinstance(out, tuple) else [out]
-        return [_to_py(o) for o in outs]
+        kinds = getattr(module, "_onnx_info", {}).get("output_dtypes") or [None] * len(outs)
+        return [_to_py(o, k) for o, k in zip(outs, kinds)]
 
 
-def _to_py(o: Any) -> Any:
+def _to_py(o: Any, onnx_dtype: Any = None) -> Any:
     if isinstance(o, torch.Tensor):
-        return dtypes.to_numpy(o)
+        return dtypes.to_numpy(o, onnx_dtype)  # 4-bit types held widened come back as such
     if isinstance(o, (list, tuple)):
         return [_to_py(x) for x in o]
     return o

@@ -1,0 +1,44 @@
+"""Shared fixtures: small ONNX models built with onnx.helper."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+
+def make_model(nodes, inputs, outputs, initializers=(), opset=21, domains=(), name="g") -> onnx.ModelProto:
+    graph = helper.make_graph(list(nodes), name, list(inputs), list(outputs), list(initializers))
+    imports = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, v) for d, v in domains]
+    model = helper.make_model(graph, opset_imports=imports)
+    model.ir_version = 10
+    return model
+
+
+def tensor_info(name, shape, dtype=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+@pytest.fixture
+def relu_model() -> onnx.ModelProto:
+    return make_model(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu1")],
+        [tensor_info("x", [2, 3])],
+        [tensor_info("y", [2, 3])],
+    )
+
+
+@pytest.fixture
+def mlp_model() -> onnx.ModelProto:
+    rng = np.random.default_rng(0)
+    w1 = numpy_helper.from_array(rng.standard_normal((8, 4)).astype(np.float32), "fc1.weight")
+    b1 = numpy_helper.from_array(rng.standard_normal(8).astype(np.float32), "fc1.bias")
+    w2 = numpy_helper.from_array(rng.standard_normal((3, 8)).astype(np.float32), "fc2.weight")
+    b2 = numpy_helper.from_array(rng.standard_normal(3).astype(np.float32), "fc2.bias")
+    nodes = [
+        helper.make_node("Gemm", ["x", "fc1.weight", "fc1.bias"], ["h"], name="fc1", transB=1),
+        helper.make_node("Relu", ["h"], ["r"], name="relu"),
+        helper.make_node("Gemm", ["r", "fc2.weight", "fc2.bias"], ["y"], name="fc2", transB=1),
+    ]
+    return make_model(nodes, [tensor_info("x", ["batch", 4])], [tensor_info("y", ["batch", 3])], [w1, b1, w2, b2])

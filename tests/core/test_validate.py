@@ -1,0 +1,72 @@
+"""Malformed graphs are refused before any backend sees them, with the problem named."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import helper, numpy_helper
+
+import onnxport
+from onnxport.errors import ModelError, UnsupportedOpError
+
+from ..conftest import make_model, tensor_info
+
+
+def test_cycle_is_reported(relu_model):
+    nodes = [helper.make_node("Relu", ["b"], ["a"], name="n1"), helper.make_node("Relu", ["a"], ["b"], name="n2")]
+    model = make_model(nodes, [tensor_info("x", [1])], [tensor_info("b", [1])])
+    with pytest.raises(ModelError, match="cycle"):
+        onnxport.prepare(model)
+
+
+def test_missing_initializer_names_node_and_value():
+    model = make_model([helper.make_node("Add", ["x", "bias"], ["y"], name="add_bias")],
+                       [tensor_info("x", [2])], [tensor_info("y", [2])])
+    with pytest.raises(ModelError, match=r"'add_bias'.*'bias'.*missing initializer"):
+        onnxport.prepare(model)
+
+
+def test_unknown_domain_is_reported():
+    model = make_model([helper.make_node("Frobnicate", ["x"], ["y"], name="f", domain="com.example")],
+                       [tensor_info("x", [2])], [tensor_info("y", [2])])
+    with pytest.raises(ModelError, match="com.example"):
+        onnxport.prepare(model)
+
+
+def test_unsupported_ops_listed_together():
+    nodes = [
+        helper.make_node("Frob", ["x"], ["a"], name="f1", domain="com.example"),
+        helper.make_node("Frob", ["a"], ["b"], name="f2", domain="com.example"),
+        helper.make_node("Zork", ["b"], ["y"], name="z1", domain="com.example"),
+    ]
+    model = make_model(nodes, [tensor_info("x", [2])], [tensor_info("y", [2])], domains=[("com.example", 1)])
+    with pytest.raises(UnsupportedOpError) as info:
+        onnxport.import_model(model, backend="torch")
+    msg = str(info.value)
+    assert "com.example::Frob" in msg and "com.example::Zork" in msg
+    assert "'f1'" in msg and "'f2'" in msg and "'z1'" in msg
+    assert {m[1] for m in info.value.missing} == {"Frob", "Zork"}
+
+
+def test_unknown_attribute_and_missing_required_attribute():
+    bad = make_model([helper.make_node("Relu", ["x"], ["y"], name="r", alpha=1.0)],
+                     [tensor_info("x", [2])], [tensor_info("y", [2])])
+    with pytest.raises(ModelError, match="alpha"):
+        onnxport.import_model(bad, backend="torch")
+    no_perm = make_model([helper.make_node("Concat", ["x", "x"], ["y"], name="cat")],
+                         [tensor_info("x", [2])], [tensor_info("y", [4])])
+    with pytest.raises(ModelError, match="axis"):
+        onnxport.import_model(no_perm, backend="torch")
+
+
+def test_unknown_backend():
+    with pytest.raises(onnxport.BackendNotFoundError, match="not installed"):
+        onnxport.import_model(make_model([], [tensor_info("x", [1])], [tensor_info("x", [1])]), backend="nope")
+
+
+def test_caller_model_is_not_modified(mlp_model):
+    ir_model = onnxport.load(mlp_model)
+    before = [(n.op_type, len(n.inputs)) for n in ir_model.graph]
+    onnxport.import_model(ir_model, backend="torch")
+    assert [(n.op_type, len(n.inputs)) for n in ir_model.graph] == before
+    _ = np, numpy_helper
