@@ -30,6 +30,13 @@ def iter_graphs(graph: ir.Graph) -> Iterator[ir.Graph]:
                     yield from iter_graphs(g)
 
 
+def iter_model_graphs(model: ir.Model) -> Iterator[ir.Graph]:
+    """The main graph, its subgraphs, then the bodies of the model-local functions (and theirs)."""
+    yield from iter_graphs(model.graph)
+    for function in model.functions.values():
+        yield from iter_graphs(function.graph)
+
+
 def iter_nodes(graph: ir.Graph) -> Iterator[ir.Node]:
     """Every node of a graph and of its subgraphs."""
     for g in iter_graphs(graph):
@@ -46,7 +53,7 @@ def validate(model: ir.Model) -> None:
     """Check what the importer relies on: known domains, defined values, no cycles."""
     opsets = model.opset_imports
     functions = {(f.domain, f.name) for f in model.functions.values()}
-    for graph in iter_graphs(model.graph):
+    for graph in iter_model_graphs(model):  # function bodies too: they may be kept as they are
         for node in graph:
             if (node.domain, node.op_type) in functions:
                 continue
@@ -160,7 +167,7 @@ class AdaptContext:
 def adapt(model: ir.Model, registry: Registry) -> None:
     """Rewrite every node into the newest form of its op (``node.meta[VERSION_KEY]``)."""
     local = {(f.domain, f.name) for f in model.functions.values()}
-    for graph in list(iter_graphs(model.graph)):
+    for graph in list(iter_model_graphs(model)):
         actx = AdaptContext(model, graph)
         for node in list(graph):
             if (node.domain, node.op_type) in local:
@@ -219,7 +226,7 @@ def node_attributes(node: ir.Node, op_spec: _spec.OpSpec | None) -> dict[str, An
     """Keyword arguments for a primitive: the node's attributes plus the spec's defaults."""
     out: dict[str, Any] = {}
     if op_spec is not None:
-        for name, a in op_spec.attributes.items():
+        for a in op_spec.attributes.values():
             out[a.py_name] = a.default
     for name, attr in node.attributes.items():
         if attr.is_ref():
@@ -285,7 +292,10 @@ class ImportPlan:
     def check_supported(self) -> None:
         """Raise one error listing every op of the model that the backend lacks."""
         missing: dict[tuple[str, str, int], list[str]] = {}
-        for node in iter_nodes(self.model.graph):
+        local = {(f.domain, f.name) for f in self.model.functions.values()}
+        for node in (n for g in iter_model_graphs(self.model) for n in g):
+            if (node.domain, node.op_type) in local:
+                continue  # a call of a kept local function: its body's nodes are checked
             domain = _spec.normalize_domain(node.domain)
             opset = model_opset(self.model, domain)
             version = node.meta.get(VERSION_KEY, opset)
@@ -323,17 +333,21 @@ def infer_shapes(model: ir.Model) -> None:
 def prepare(model: ir.Model, backend: str, registry: Registry, **options: Any) -> ImportPlan:
     """Validate, inline local functions, adapt and check support: ready for a backend."""
     validate(model)
-    if model.functions and not options.get("keep_functions", False):
+    keep = options.get("keep_functions")
+    if keep is None:  # the backend's default: torch keeps functions as reusable submodules
+        keep = getattr(registry.backends.get(backend), "keep_functions", False)
+    if model.functions:
         from onnx_ir.passes.common import InlinePass
 
-        InlinePass()(model)
+        # a function with attribute parameters differs per call site: its calls are inlined
+        InlinePass(None if not keep else (lambda f: bool(f.attributes)))(model)
     from onnx_ir.passes.common import RemoveInitializersFromInputsPass
 
     RemoveInitializersFromInputsPass()(model)
     if options.get("infer_shapes", True):
         infer_shapes(model)
     adapt(model, registry)
-    for graph in iter_graphs(model.graph):
+    for graph in iter_model_graphs(model):
         graph.sort()
     plan = ImportPlan(model, backend, registry, options)
     plan.check_supported()

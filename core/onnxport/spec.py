@@ -113,7 +113,7 @@ def normalize_domain(domain: str) -> str:
     return "" if domain in ("", "ai.onnx") else domain
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def get_spec(op_type: str, opset: int, domain: str = "") -> OpSpec:
     """The spec of ``op_type`` as seen by a model importing ``domain`` at ``opset``."""
     domain = normalize_domain(domain)
@@ -131,7 +131,7 @@ def has_spec(op_type: str, opset: int, domain: str = "") -> bool:
     return onnx.defs.has(op_type, opset, normalize_domain(domain)) if opset else False
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def versions(op_type: str, domain: str = "") -> tuple[int, ...]:
     """Every since_version of an op, oldest first."""
     domain = normalize_domain(domain)
@@ -164,7 +164,7 @@ def latest_opset(domain: str = "") -> int:
     )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def all_ops(domain: str = "", opset: int | None = None) -> tuple[str, ...]:
     """Names of every (non-deprecated) op of a domain that exists at ``opset`` (default newest)."""
     domain = normalize_domain(domain)

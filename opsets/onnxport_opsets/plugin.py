@@ -5,8 +5,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from onnxport.hookspecs import hookimpl
 from onnxport.errors import PluginError
+from onnxport.hookspecs import hookimpl
 
 from . import adapters as _adapters_pkg
 from ._base import _MARK

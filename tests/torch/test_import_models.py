@@ -202,3 +202,23 @@ def test_outputs_are_a_tuple_in_graph_order():
     b, a = model(x)
     torch.testing.assert_close(a, torch.relu(x))
     torch.testing.assert_close(b, x)
+
+
+def test_deepcopy_keeps_weights_and_mode_independent(mlp_model):
+    import copy
+
+    model = onnxport.import_model(mlp_model, backend="torch")
+    clone = copy.deepcopy(model)
+    x = torch.randn(3, 4)
+    with torch.no_grad():
+        torch.testing.assert_close(model(x), clone(x))
+        next(clone.parameters()).add_(1.0)
+    assert not torch.equal(model(x), clone(x))
+    clone.train()
+    assert clone.training and not model.training
+
+
+def test_pickling_whole_module_gives_a_clear_error(mlp_model):
+    model = onnxport.import_model(mlp_model, backend="torch")
+    with pytest.raises(onnxport.OnnxportError, match="state_dict"):
+        torch.save(model, io.BytesIO())

@@ -13,7 +13,7 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from onnxport.convert import ImportPlan, iter_graphs, node_label
+from onnxport.convert import ImportPlan, iter_graphs
 from onnxport.errors import ConversionError, InputError, OnnxportError
 
 from . import dtypes
@@ -124,6 +124,20 @@ class OnnxModule(fx.GraphModule):
         self._onnx_info = info
         self._onnx_mode = mode
 
+    def _deepcopy_init(self):
+        def init(res: OnnxModule, fake_mod: nn.Module, graph: fx.Graph) -> None:
+            state = fake_mod.__dict__
+            OnnxModule.__init__(res, fake_mod, graph, state["_onnx_info"], state["_onnx_mode"])
+            res.train(state.get("training", False))
+
+        return init
+
+    def __reduce__(self):
+        raise ConversionError(
+            "an imported OnnxModule holds compiled node functions and cannot be pickled whole; "
+            "save model.state_dict() and re-import the ONNX file, or copy.deepcopy it in memory"
+        )
+
     @property
     def onnx_input_names(self) -> list[str]:
         return [i["name"] for i in self._onnx_info["inputs"]]
@@ -174,7 +188,7 @@ class OnnxModule(fx.GraphModule):
             if isinstance(v, np.ndarray):
                 v = dtypes.from_numpy(v)
             if spec["kind"] != "tensor":
-                out.append(v)
+                out.append(_other_input(name, v))
                 continue
             if not isinstance(v, torch.Tensor):
                 raise InputError(f"input {name!r} must be a torch.Tensor, got {type(v).__name__}")
@@ -193,6 +207,19 @@ class OnnxModule(fx.GraphModule):
                             raise InputError(f"input {name!r} dimension {axis} ({d!r}) is {actual}, but another input has {d!r} = {symbols[d]}")
             out.append(v)
         return tuple(out)
+
+
+def _other_input(name: str, v: Any) -> Any:
+    """A sequence (list of tensors) or optional (None, tensor or sequence) graph input, numpy converted."""
+    if v is None or isinstance(v, torch.Tensor):
+        return v
+    if isinstance(v, (list, tuple)):
+        items = [dtypes.from_numpy(x) if isinstance(x, np.ndarray) else x for x in v]
+        for x in items:
+            if not isinstance(x, torch.Tensor):
+                raise InputError(f"input {name!r} is a sequence of tensors, got an item of type {type(x).__name__}")
+        return items
+    raise InputError(f"input {name!r} must be a tensor, a list of tensors or None, got {type(v).__name__}")
 
 
 class _State:
@@ -320,8 +347,13 @@ class _GraphBuilder:
             if n.op != "placeholder":
                 break
             last = n
+        taken = {n.target for n in self.fx.nodes if n.op == "placeholder"}
+        base = name = _part(f"outer_{v.name or len(self.captures)}")
+        k = 1
+        while name in taken:  # adapters may give several constants one name
+            name, k = f"{base}_{k}", k + 1
         with self.fx.inserting_after(last) if last is not None else self.fx.inserting_before(None):
-            node = self.fx.placeholder(_part(f"outer_{v.name or len(self.captures)}"))
+            node = self.fx.placeholder(name)
         self.captures.append(v)
         self._cap_nodes[v] = node
         return node
@@ -351,6 +383,10 @@ class _GraphBuilder:
 
     def _node(self, node: ir.Node) -> None:
         st = self.state
+        if (node.domain, node.op_type, node.overload) in st.plan.model.functions:
+            from .functions import call_function  # a kept model-local function (issue 3)
+
+            return call_function(self, node)
         info = st.plan.info(node)
         ctx = NodeContext(self, node, info.opset, info.version, st.mode)
         attrs = dict(info.attributes)
@@ -360,7 +396,9 @@ class _GraphBuilder:
             inputs = [st.static[v] if v is not None else None for v in node.inputs]
             result = NodeFn(prim.fn, ctx, attrs)(*inputs)
             outs = _as_list(result, len(node.outputs))
-            if all(isinstance(t, torch.Tensor) and t.numel() <= _FOLD_LIMIT for t in outs if t is not None):
+            # an empty optional (None) that is read stays a runtime value: static holds tensors only
+            empty_used = any(t is None and ctx.output_used(i) for i, t in enumerate(outs))
+            if not empty_used and all(isinstance(t, torch.Tensor) and t.numel() <= _FOLD_LIMIT for t in outs if t is not None):
                 ctx._freeze()
                 derived = any(v is not None and v in st.from_init for v in node.inputs)
                 for v, t in zip(node.outputs, outs):
@@ -405,7 +443,7 @@ class _GraphBuilder:
             for sub in subs:
                 cap_args.extend(self.value_node(v) for v in sub._captured)
         args = tuple(self.value_node(v) if v is not None else None for v in node.inputs) + tuple(cap_args)
-        fn = NodeFn(prim.fn, ctx, attrs, [(n, s, l) for n, s, l in subgraphs])
+        fn = NodeFn(prim.fn, ctx, attrs, subgraphs)
         ctx._freeze()
         out = self.fx.call_function(fn, args)
         _annotate(out, node)
@@ -557,6 +595,8 @@ class TorchBackend:
     """The PyTorch backend: ONNX -> ``torch.nn.Module``."""
 
     name = "torch"
+    #: model-local functions become reusable submodules (``prepare(keep_functions=...)``)
+    keep_functions = True
 
     @property
     def expected_failures(self) -> dict[str, str]:
@@ -566,6 +606,16 @@ class TorchBackend:
 
     def import_model(self, plan: ImportPlan, **options: Any) -> OnnxModule:
         return import_plan(plan, **options)
+
+    def to_sequential(self, plan: ImportPlan, **options: Any) -> nn.Sequential:
+        from .sequential import to_sequential
+
+        return to_sequential(plan, **options)
+
+    def export_model(self, module: nn.Module, example_inputs: Any = (), **options: Any) -> Any:
+        from .exporter import export_model
+
+        return export_model(module, example_inputs, **options)
 
     def handles(self, obj: Any) -> bool:
         return isinstance(obj, nn.Module)

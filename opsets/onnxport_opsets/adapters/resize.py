@@ -18,14 +18,8 @@ def upsample_7(node, ctx):
 @adapter("Upsample", 10)
 def upsample_to_resize(node, ctx):
     mode = attr(node, "mode", "nearest")
-    new = ctx.rebuild(
-        node,
-        op_type="Resize",
-        inputs=[node.inputs[0], None, node.inputs[1]],
-        attributes={"mode": mode, "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"},
-        drop=("mode",),
-    )
-    return new
+    # Resize-10's form (X, scales); the driver continues with Resize's own adapters from there
+    return ctx.rebuild(node, op_type="Resize", inputs=[node.inputs[0], node.inputs[1]], attributes={"mode": mode})
 
 
 @adapter("Resize", 10)
