@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .api import backend_for, backends, export_model, get_backend, import_model, prepare
+from .api import backend_for, backends, convert, export_model, get_backend, import_model, prepare
+from .edit import extract, prune, remove_node, replace_node, to_sequential
 from .errors import (
     BackendNotFoundError,
     ConversionError,
@@ -17,13 +18,14 @@ from .errors import (
 from .hookspecs import hookimpl
 from .io import load, save
 from .plugins import registry
-from .registry import Registrar, Registry, Sample, exporter, importer
+from .registry import ImportCase, Registrar, Registry, Sample, exporter, importer
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BackendNotFoundError",
     "ConversionError",
+    "ImportCase",
     "InputError",
     "ModelError",
     "OnnxportError",
@@ -36,14 +38,20 @@ __all__ = [
     "UnsupportedOpError",
     "backend_for",
     "backends",
+    "convert",
     "export_model",
     "exporter",
+    "extract",
     "get_backend",
     "hookimpl",
     "import_model",
     "importer",
     "load",
     "prepare",
+    "prune",
     "registry",
+    "remove_node",
+    "replace_node",
     "save",
+    "to_sequential",
 ]

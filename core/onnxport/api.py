@@ -8,7 +8,7 @@ from typing import Any
 import onnx
 import onnx_ir as ir
 
-from . import convert as _convert
+from . import driver as _convert
 from . import io as _io
 from .errors import BackendNotFoundError
 from .plugins import manager, registry
@@ -81,3 +81,17 @@ def export_model(obj: Any, example_inputs: Any = (), *, opset: int | None = None
     if not hasattr(be, "export_model"):
         raise BackendNotFoundError(f"backend {name!r} cannot export models yet")
     return be.export_model(obj, example_inputs, opset=opset, **options)
+
+
+def convert(obj: Any, to: str, example_inputs: Any = (), *, opset: int | None = None, **options: Any) -> Any:
+    """Move a framework object to another framework: export it to ONNX, then import it into ``to``.
+
+    :param obj: a framework object an installed backend exports (``torch.nn.Module`` ...).
+    :param to: the backend to import into (``"torch"``, ``"jax"`` ...).
+    :param example_inputs: inputs the exporter traces ``obj`` with.
+    :param opset: the opset of the intermediate ONNX model (default: the exporter's).
+    :param options: import options of the target backend.
+    """
+    get_backend(to)
+    model = export_model(obj, example_inputs, opset=opset)
+    return import_model(model, backend=to, **options)

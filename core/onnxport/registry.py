@@ -26,7 +26,7 @@ class Backend(Protocol):
     name: str
 
     def import_model(self, plan: Any, **options: Any) -> Any:
-        """Build the framework object from an :class:`onnxport.convert.ImportPlan`."""
+        """Build the framework object from an :class:`onnxport.driver.ImportPlan`."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,6 +47,25 @@ class Sample:
 
 
 @dataclasses.dataclass(frozen=True)
+class ImportCase:
+    """A declared test case for an import primitive (custom-domain ops have no node cases).
+
+    The testkit builds a one-node model from ``inputs`` (numpy arrays, in ONNX order) and
+    ``attributes``, imports and runs it, and compares with ``expected`` (output arrays), else
+    with ``reference(*inputs, **attributes)`` (a numpy function), else with onnxruntime.
+    """
+
+    inputs: tuple[Any, ...]
+    attributes: dict[str, Any] = dataclasses.field(default_factory=dict)
+    expected: tuple[Any, ...] | None = None
+    reference: Callable[..., Any] | None = None
+    num_outputs: int = 1
+    rtol: float | None = None
+    atol: float | None = None
+    name: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
 class ImportPrimitive:
     """One ONNX op -> framework function, implementing the op's form at ``since``."""
 
@@ -57,6 +76,7 @@ class ImportPrimitive:
     fn: Callable[..., Any]
     builder: Callable[..., Any] | None = None
     source: str = ""
+    cases: tuple[ImportCase, ...] = ()
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -91,19 +111,22 @@ class _ImportDecl:
     op_type: str
     since: int
     domain: str
+    cases: tuple[ImportCase, ...] = ()
 
 
-def importer(op_type: str, *, since: int, domain: str = "") -> Callable[[Callable], Callable]:
+def importer(
+    op_type: str, *, since: int, domain: str = "", cases: Sequence[ImportCase] = ()
+) -> Callable[[Callable], Callable]:
     """Mark a function as the import primitive of ``op_type`` in its form at ``since``.
 
     Stack the decorator to let one function serve a small family of ops (it reads
-    ``ctx.op_type``). The function gets a ``module_builder`` decorator attribute: a builder
+    ``ctx.op_type``). ``cases`` are extra test cases for the testkit. The function gets a ``module_builder`` decorator attribute: a builder
     returns ``(module, runtime_input_indices)`` or None to choose a native layer at import time.
     """
 
     def mark(fn: Callable) -> Callable:
         decls = list(getattr(fn, _IMPORT_MARK, []))
-        decls.append(_ImportDecl(op_type, since, _spec.normalize_domain(domain)))
+        decls.append(_ImportDecl(op_type, since, _spec.normalize_domain(domain), tuple(cases)))
         setattr(fn, _IMPORT_MARK, decls)
         if not hasattr(fn, "module_builder"):
 
@@ -157,6 +180,7 @@ class Registry:
         since: int,
         domain: str = "",
         builder: Callable | None = None,
+        cases: Sequence[ImportCase] = (),
     ) -> None:
         domain = _spec.normalize_domain(domain)
         table = self._imports.setdefault(backend, {})
@@ -172,7 +196,7 @@ class Registry:
                 f"{_source(fn)} registers {op_type} since {since}, but ONNX defines it at "
                 f"versions {list(_spec.versions(op_type))}"
             )
-        table[key] = ImportPrimitive(backend, domain, op_type, since, fn, builder, _source(fn))
+        table[key] = ImportPrimitive(backend, domain, op_type, since, fn, builder, _source(fn), tuple(cases))
 
     def add_export(
         self, backend: str, target: str, fn: Callable, *, samples: Sequence[Sample] = ()
@@ -234,6 +258,7 @@ class Registry:
                         since=decl.since,
                         domain=decl.domain,
                         builder=getattr(obj, "__onnxport_builder__", None),
+                        cases=decl.cases,
                     )
                     count += 1
                 for target, samples in getattr(obj, _EXPORT_MARK, []) or []:

@@ -136,3 +136,24 @@ def node_cases() -> tuple[NodeCase, ...]:
         opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
         out.append(NodeCase(d.name, d, ops, opset))
     return tuple(out)
+
+
+def _squash(name: str) -> str:
+    return name.replace("_", "").lower()
+
+
+def case_target(case: NodeCase) -> str | None:
+    """The op a node case is about: its only op, else the op its name starts with.
+
+    ``test_softmax_axis_0_expanded`` (Exp, ReduceMax, ...) is about Softmax. Coverage counts a
+    failing multi-op case against this op only; a passing case counts for every op it runs.
+    """
+    ops = [op for _, op in case.ops]
+    if len(set(ops)) == 1:
+        return ops[0]
+    stem = _squash(case.name[5:] if case.name.startswith("test_") else case.name)
+    best = None
+    for op in ops:
+        if stem.startswith(_squash(op)) and (best is None or len(op) > len(best)):
+            best = op
+    return best

@@ -2,9 +2,30 @@
 
 from __future__ import annotations
 
-from .runner import run_node_case, run_random_case
+from typing import Any
 
-__all__ = ["test_onnx_node_case", "test_onnx_random_case"]
+import pytest
+
+from .runner import (
+    run_case_roundtrip,
+    run_export_sample,
+    run_import_case,
+    run_node_case,
+    run_random_case,
+    run_sample_roundtrip,
+)
+
+__all__ = [
+    "test_onnx_export_sample",
+    "test_onnx_import_case",
+    "test_onnx_node_case",
+    "test_onnx_node_variant",
+    "test_onnx_random_case",
+    "test_onnx_roundtrip",
+    "test_onnxport_expected_failures_reviewed",
+    "test_onnxport_hook_documented",
+    "test_onnxport_primitive_has_cases",
+]
 
 
 def test_onnx_node_case(onnx_node_case) -> None:
@@ -13,7 +34,71 @@ def test_onnx_node_case(onnx_node_case) -> None:
     run_node_case(backend, case)
 
 
+def test_onnx_node_variant(onnx_node_variant) -> None:
+    """A node case with a dynamic batch dimension, or converted down to an older opset."""
+    backend, case, variant = onnx_node_variant
+    run_node_case(backend, case, variant)
+
+
 def test_onnx_random_case(onnx_random_case) -> None:
-    """A node case's model on random inputs (and float64 where allowed), against onnxruntime."""
+    """A node case's model on random inputs of one allowed dtype, against onnxruntime."""
     backend, case, variant = onnx_random_case
     run_random_case(backend, case, variant)
+
+
+def test_onnx_import_case(onnx_import_case) -> None:
+    """A case declared beside an import primitive (``@importer(..., cases=[ImportCase(...)])``)."""
+    backend, prim, index = onnx_import_case
+    run_import_case(backend, prim, index)
+
+
+def test_onnx_export_sample(onnx_export_sample, request: pytest.FixtureRequest) -> None:
+    """A sample declared beside an export primitive: trace, check, onnxruntime vs framework, op types."""
+    backend, prim, index = onnx_export_sample
+    extra: dict[str, Any] = {}
+    request.node._onnxport_extra = extra
+    run_export_sample(backend, prim, index, extra)
+
+
+def test_onnx_roundtrip(onnx_roundtrip) -> None:
+    """import(export(sample)) and export(import(node case)) in a backend that does both."""
+    backend, what, obj, index = onnx_roundtrip
+    if what == "sample":
+        run_sample_roundtrip(backend, obj, index)
+    else:
+        run_case_roundtrip(backend, obj)
+
+
+def test_onnxport_primitive_has_cases(onnxport_primitive) -> None:
+    """Meta: every registered primitive is exercised by at least one case."""
+    import onnxport
+
+    from .cases import node_cases
+    from .meta import check_primitive_has_cases
+
+    check_primitive_has_cases(onnxport_primitive, onnxport.registry(), node_cases())
+
+
+def test_onnxport_hook_documented(onnxport_hook) -> None:
+    """Meta: every hook of ``onnxport.hookspecs`` has a docstring documenting each argument."""
+    from onnxport import hookspecs
+
+    from .meta import hook_problems
+
+    problems = hook_problems(hookspecs)[onnxport_hook]
+    assert not problems, f"hook {onnxport_hook}: " + "; ".join(problems)
+
+
+def test_onnxport_expected_failures_reviewed(onnxport_failure_list) -> None:
+    """Meta: every expected failure has a reason and names a real node case or export sample."""
+    import onnxport
+
+    from .cases import node_cases
+    from .meta import expected_failure_problems
+
+    reg = onnxport.registry()
+    backend = reg.backends[onnxport_failure_list]
+    table = getattr(backend, "expected_failures", {}) or {}
+    targets = {p.target: [str(s.name or i) for i, s in enumerate(p.samples)] for p in reg.exports(onnxport_failure_list)}
+    problems = expected_failure_problems(table, {c.name for c in node_cases()}, targets)
+    assert not problems, f"{onnxport_failure_list} expected failures:\n  " + "\n  ".join(problems)

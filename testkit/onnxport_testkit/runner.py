@@ -1,7 +1,19 @@
-"""Running one generated case: import, run, compare; expected failures from the backend's list."""
+"""Running one generated case: import, run, compare; expected failures from the backend's list.
+
+The testkit asks a backend object for (all optional except ``run`` for import tests):
+
+- ``run(imported, inputs: list[np.ndarray]) -> list[np.ndarray]``: run an imported object;
+- ``export_model(fn, example_inputs, *, opset=None, **options) -> onnx_ir.Model``: trace and export;
+- ``run_native(fn, args, kwargs) -> list[np.ndarray]``: the framework's own outputs of ``fn``
+  (default: call ``fn`` and flatten its outputs);
+- ``to_numpy(x) -> np.ndarray`` / ``from_numpy(a)``: framework tensor <-> numpy (default
+  ``np.asarray`` / no round trip of node cases);
+- ``expected_failures: dict[str, str]``: reviewed exact names -> reasons (see :func:`failure_key`).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -18,121 +30,114 @@ def backend_object(name: str) -> Any:
     return onnxport.get_backend(name)
 
 
-def expected_failure(backend: Any, case: NodeCase) -> str | None:
-    """The reviewed reason this case is expected to fail in ``backend``, if listed."""
+def failure_key(case: str, variant: str | None = None) -> str:
+    """The exact key of a case (or one variant of it) in a backend's expected-failure list.
+
+    ``test_abs`` covers every variant of that node case; ``test_abs[float16]`` one variant;
+    ``export:aten.relu.default[0]`` one export sample, ``export:aten.relu.default`` all of them.
+    """
+    return f"{case}[{variant}]" if variant else case
+
+
+def expected_failure(backend: Any, case: str, variant: str | None = None) -> str | None:
+    """The reviewed reason this case (or variant) is expected to fail in ``backend``, if listed."""
     table: dict[str, str] = getattr(backend, "expected_failures", {}) or {}
-    if case.name in table:
-        return table[case.name]
-    for _, op in case.ops:
-        if f"op:{op}" in table:
-            return table[f"op:{op}"]
-    return None
+    if variant and failure_key(case, variant) in table:
+        return table[failure_key(case, variant)]
+    return table.get(case)
 
 
-def missing_ops(backend_name: str, case: NodeCase) -> list[str]:
+def missing_ops(backend_name: str, ops: tuple[tuple[str, str], ...] | list[tuple[str, str]]) -> list[str]:
+    """Ops (``domain::op`` for custom domains) that ``backend_name`` has no primitive for."""
     import onnxport
     from onnxport.spec import latest_version
 
     reg = onnxport.registry()
     out = []
-    for domain, op in case.ops:
+    for domain, op in ops:
         try:
             version = latest_version(op, domain)
-        except Exception:  # noqa: BLE001 - an op onnx.defs does not know
+        except Exception:  # noqa: BLE001 - an op onnx.defs does not know: any since will do
             version = 10**6
         if reg.find_import(backend_name, domain, op, version) is None:
-            out.append(op)
+            out.append(f"{domain}::{op}" if domain else op)
     return sorted(set(out))
 
 
 def run_backend(backend_name: str, model: onnx.ModelProto, inputs: list[Any]) -> list[Any]:
+    """Import ``model`` into the backend and run it on numpy inputs."""
     import onnxport
 
     backend = backend_object(backend_name)
     imported = onnxport.import_model(model, backend=backend_name)
-    return backend.run(imported, inputs)
+    return list(backend.run(imported, inputs))
 
 
-def _check(backend_name: str, case: NodeCase, fn) -> None:
+def check(backend_name: str, name: str, variant: str | None, fn: Callable[[], None],
+          ops: tuple[tuple[str, str], ...] = ()) -> None:
+    """Run ``fn`` under the expected-failure list: a listed case must fail, an unlisted one pass."""
     backend = backend_object(backend_name)
-    reason = expected_failure(backend, case)
-    missing = missing_ops(backend_name, case)
+    reason = expected_failure(backend, name, variant)
+    missing = missing_ops(backend_name, ops) if ops else []
     if missing and reason is None:
         pytest.skip(f"not registered in {backend_name}: {', '.join(missing)}")
     try:
         fn()
+    except pytest.skip.Exception:
+        raise
     except Exception as exc:
         if reason is not None:
             pytest.xfail(reason)
-        raise AssertionError(f"{case.name}: {type(exc).__name__}: {exc}") from exc
+        if isinstance(exc, AssertionError):
+            raise
+        raise AssertionError(f"{name}: {type(exc).__name__}: {exc}") from exc
     if reason is not None:
-        pytest.fail(f"{case.name} passes but is listed as an expected failure ({reason!r}): remove it from the list")
+        key = failure_key(name, variant) if variant and failure_key(name, variant) in backend.expected_failures else name
+        pytest.fail(f"{key} passes but is listed as an expected failure ({reason!r}): remove it from the list")
 
 
-def run_node_case(backend_name: str, case: NodeCase) -> None:
-    """The official case: expected outputs come with the case."""
+def _compare_all(names: list[str], expected: list[Any], actual: list[Any], **tol: Any) -> None:
+    assert len(actual) == len(expected), f"{len(actual)} outputs, expected {len(expected)}"
+    for name, e, a in zip(names, expected, actual):
+        compare_outputs(e, a, name=name, **tol)
+
+
+# -- node cases and their variants ---------------------------------------------------------------
+def run_node_case(backend_name: str, case: NodeCase, variant: str | None = None) -> None:
+    """The official case (or its ``dynbatch`` / ``opsetN`` variant): expected outputs come with the case."""
+    from . import variants as V
 
     def go() -> None:
         inputs, expected = case.data()
-        actual = run_backend(backend_name, case.model, inputs)
-        outputs = [o.name for o in case.model.graph.output]
-        assert len(actual) == len(expected), f"{len(actual)} outputs, expected {len(expected)}"
-        for name, e, a in zip(outputs, expected, actual):
-            compare_outputs(e, a, name=name)
+        if variant is None:
+            model = case.model
+        elif variant == "dynbatch":
+            model = V.dynamic_batch_model(case)
+        elif variant.startswith("opset"):
+            # the converted model is its own reference: the converter may keep a node whose
+            # meaning changed between versions, and the core's adapters must follow ONNX
+            from .reference import ReferenceUnavailable, run_reference
 
-    _check(backend_name, case, go)
+            try:
+                model = V.older_opset_model(case, int(variant[5:]))
+                with np.errstate(all="ignore"):
+                    expected, _ = run_reference(model, inputs)
+            except (V.ConversionUnavailable, ReferenceUnavailable) as exc:
+                pytest.skip(str(exc)[:300])
+        else:
+            raise ValueError(f"unknown node-case variant {variant!r}")
+        actual = run_backend(backend_name, model, inputs)
+        _compare_all([o.name for o in model.graph.output], expected, actual)
 
-
-# -- random-input variants ---------------------------------------------------------------------
-_FLOAT = onnx.TensorProto.FLOAT
-
-
-def random_variants(case: NodeCase) -> list[str]:
-    """Which random variants a case gets: single-node cases whose inputs are all float32."""
-    if len(case.ops) != 1 or case.name.endswith("_expanded") or "_expanded_" in case.name:
-        return []
-    model = case.model
-    if len(model.graph.node) != 1 or not model.graph.input:
-        return []
-    for vi in list(model.graph.input) + list(model.graph.output):
-        t = vi.type
-        if not t.HasField("tensor_type") or t.tensor_type.elem_type != _FLOAT:
-            return []
-    variants = ["random"]
-    import onnxport.spec as spec
-
-    node = model.graph.node[0]
-    try:
-        s = spec.get_spec(node.op_type, case.opset, node.domain)
-    except Exception:  # noqa: BLE001
-        return variants
-    types = {tc for p in s.inputs for tc in s.allowed_types(p)}
-    if "tensor(double)" in types and not any(a.type == onnx.AttributeProto.TENSOR for a in node.attribute):
-        variants.append("float64")
-    return variants
-
-
-def _variant_model(case: NodeCase, variant: str) -> tuple[onnx.ModelProto, list[Any]]:
-    model = onnx.ModelProto()
-    model.CopyFrom(case.model)
-    inputs, _ = case.data()
-    rng = np.random.default_rng(abs(hash(case.name)) % (2**32))
-    dtype = np.float64 if variant == "float64" else np.float32
-    new_inputs = []
-    for x in inputs:
-        arr = np.asarray(x)
-        new_inputs.append(rng.standard_normal(arr.shape).astype(dtype))
-    if variant == "float64":
-        for vi in list(model.graph.input) + list(model.graph.output):
-            vi.type.tensor_type.elem_type = onnx.TensorProto.DOUBLE
-    return model, new_inputs
+    check(backend_name, case.name, variant, go, case.ops)
 
 
 def run_random_case(backend_name: str, case: NodeCase, variant: str) -> None:
-    """Random inputs drawn for the case's shapes (float64 where the spec allows), vs onnxruntime."""
+    """Random inputs drawn for the case's shapes in the variant's dtype, vs onnxruntime."""
     from .reference import ReferenceUnavailable, run_reference
+    from .variants import random_model
 
-    model, inputs = _variant_model(case, variant)
+    model, inputs = random_model(case, variant)
     try:
         with np.errstate(all="ignore"):
             expected, _ = run_reference(model, inputs)
@@ -141,8 +146,175 @@ def run_random_case(backend_name: str, case: NodeCase, variant: str) -> None:
 
     def go() -> None:
         actual = run_backend(backend_name, model, inputs)
-        outputs = [o.name for o in model.graph.output]
-        for name, e, a in zip(outputs, expected, actual):
-            compare_outputs(e, a, name=name)
+        _compare_all([o.name for o in model.graph.output], expected, actual)
 
-    _check(backend_name, case, go)
+    check(backend_name, case.name, variant, go, case.ops)
+
+
+# -- declared import cases -----------------------------------------------------------------------
+def import_case_model(prim: Any, case: Any) -> onnx.ModelProto:
+    """A one-node model for a declared :class:`onnxport.ImportCase` of an import primitive."""
+    from onnx import helper
+
+    names_in = [f"input_{i}" if x is not None else "" for i, x in enumerate(case.inputs)]
+    names_out = [f"output_{i}" for i in range(case.num_outputs)]
+    node = helper.make_node(prim.op_type, names_in, names_out, name=case.name or prim.op_type,
+                            domain=prim.domain, **case.attributes)
+    graph_inputs = [
+        helper.make_tensor_sequence_value_info(  # a list input is a sequence of tensors
+            n, helper.np_dtype_to_tensor_dtype(np.asarray(x[0] if x else np.float32(0)).dtype), None)
+        if isinstance(x, list) else
+        helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(np.asarray(x).dtype), np.asarray(x).shape)
+        for n, x in zip(names_in, case.inputs) if x is not None
+    ]
+    graph_outputs = [helper.make_value_info(n, onnx.TypeProto()) for n in names_out]
+    graph = helper.make_graph([node], f"{prim.op_type}_case", graph_inputs, graph_outputs)
+    imports = [helper.make_opsetid("", onnx.defs.onnx_opset_version())]
+    if prim.domain:
+        imports.append(helper.make_opsetid(prim.domain, prim.since))
+    model = helper.make_model(graph, opset_imports=imports)
+    model.ir_version = min(model.ir_version, 10)
+    return model
+
+
+def run_import_case(backend_name: str, prim: Any, index: int) -> None:
+    """A declared case of an import primitive: expected outputs, a numpy reference or onnxruntime."""
+    case = prim.cases[index]
+    model = import_case_model(prim, case)
+    inputs = [x if isinstance(x, list) else np.asarray(x) for x in case.inputs if x is not None]
+    name = f"{prim.domain + '::' if prim.domain else ''}{prim.op_type}[{case.name or index}]"
+
+    def go() -> None:
+        if case.expected is not None:
+            expected = [e if isinstance(e, list) else np.asarray(e) for e in case.expected]
+        elif case.reference is not None:
+            out = case.reference(*case.inputs, **case.attributes)
+            expected = list(out) if isinstance(out, (tuple, list)) else [out]
+        else:
+            from .reference import run_reference
+
+            with np.errstate(all="ignore"):
+                expected, _ = run_reference(model, inputs)
+        actual = run_backend(backend_name, model, inputs)
+        _compare_all([o.name for o in model.graph.output], expected, actual, rtol=case.rtol, atol=case.atol)
+
+    check(backend_name, name, None, go)
+
+
+# -- export samples and round trips ---------------------------------------------------------------
+def _to_numpy(backend: Any, x: Any) -> Any:
+    conv = getattr(backend, "to_numpy", None)
+    if conv is not None:
+        return conv(x)
+    if hasattr(x, "detach"):  # a tensor that may carry autograd state
+        x = x.detach()
+    return np.asarray(x)
+
+
+def _flatten(out: Any) -> list[Any]:
+    if isinstance(out, (tuple, list)):
+        return [y for o in out for y in _flatten(o)]
+    if isinstance(out, dict):
+        return [y for o in out.values() for y in _flatten(o)]
+    return [out]
+
+
+def emitted_ops(model: onnx.ModelProto) -> list[str]:
+    """Op types of every node of an exported model, subgraphs included, sorted."""
+    from .cases import _ops
+
+    return sorted({op for _, op in _ops(model.graph)})
+
+
+def export_sample(backend_name: str, sample: Any, opset: int | None = None) -> tuple[onnx.ModelProto, list[Any]]:
+    """Trace and export a sample through the backend; the checked ModelProto and its numpy inputs."""
+    import onnx_ir as ir
+
+    backend = backend_object(backend_name)
+    if not hasattr(backend, "export_model"):
+        pytest.skip(f"backend {backend_name!r} has no exporter")
+    options: dict[str, Any] = {"opset": opset}
+    if sample.kwargs:
+        options["example_kwargs"] = dict(sample.kwargs)
+    model = backend.export_model(sample.fn, tuple(sample.args), **options)
+    proto = ir.serde.serialize_model(model) if isinstance(model, ir.Model) else model
+    onnx.checker.check_model(proto, full_check=True)
+    inputs = [_to_numpy(backend, a) for a in sample.args]
+    return proto, inputs
+
+
+def native_outputs(backend_name: str, sample: Any) -> list[Any]:
+    """The framework's own outputs of a sample, as numpy."""
+    backend = backend_object(backend_name)
+    run = getattr(backend, "run_native", None)
+    if run is not None:
+        return list(run(sample.fn, tuple(sample.args), dict(sample.kwargs)))
+    # default: call the framework callable, flatten its outputs in order
+    return [_to_numpy(backend, o) for o in _flatten(sample.fn(*sample.args, **sample.kwargs))]
+
+
+def sample_name(target: str, index: int, sample: Any) -> str:
+    return f"export:{target}[{sample.name or index}]"
+
+
+def run_export_sample(backend_name: str, prim: Any, index: int, extra: dict[str, Any]) -> None:
+    """Trace a declared sample, ``onnx.checker`` it, run it in onnxruntime, compare, check op types."""
+    from .reference import run_onnxruntime
+
+    sample = prim.samples[index]
+    name = sample_name(prim.target, index, sample)
+
+    def go() -> None:
+        proto, inputs = export_sample(backend_name, sample)
+        ops = emitted_ops(proto)
+        extra["emitted"] = ops
+        extra["opset"] = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), 0)
+        missing = [op for op in sample.emits if op not in ops]
+        assert not missing, f"{name}: the exported graph lacks {missing}; it has {ops}"
+        expected = native_outputs(backend_name, sample)
+        actual = run_onnxruntime(proto, inputs)
+        _compare_all([o.name for o in proto.graph.output], expected, actual, rtol=sample.rtol, atol=sample.atol)
+
+    check(backend_name, f"export:{prim.target}", str(sample.name or index), go)
+
+
+def run_sample_roundtrip(backend_name: str, prim: Any, index: int) -> None:
+    """import(export(sample)) in the same backend gives the framework's own outputs."""
+    sample = prim.samples[index]
+
+    def go() -> None:
+        proto, inputs = export_sample(backend_name, sample)
+        expected = native_outputs(backend_name, sample)
+        actual = run_backend(backend_name, proto, inputs)
+        _compare_all([o.name for o in proto.graph.output], expected, actual, rtol=sample.rtol, atol=sample.atol)
+
+    check(backend_name, f"export:{prim.target}", f"{sample.name or index}-roundtrip", go)
+
+
+def run_case_roundtrip(backend_name: str, case: NodeCase) -> None:
+    """export(import(case)) runs in onnxruntime and gives the case's expected outputs."""
+    import onnx_ir as ir
+
+    import onnxport
+    from onnxport.errors import UnsupportedOpError
+
+    from .reference import run_onnxruntime
+
+    backend = backend_object(backend_name)
+    if not hasattr(backend, "from_numpy"):
+        pytest.skip(f"backend {backend_name!r} has no from_numpy: node cases cannot be traced")
+
+    def go() -> None:
+        inputs, expected = case.data()
+        imported = onnxport.import_model(case.model, backend=backend_name)
+        args = tuple(backend.from_numpy(np.asarray(x)) for x in inputs)
+        try:
+            model = backend.export_model(imported, args)
+        except UnsupportedOpError as exc:
+            pytest.skip(f"not exportable yet: {str(exc)[:200]}")
+        proto = ir.serde.serialize_model(model) if isinstance(model, ir.Model) else model
+        onnx.checker.check_model(proto, full_check=True)
+        actual = run_onnxruntime(proto, [np.asarray(x) for x in inputs])
+        _compare_all([o.name for o in proto.graph.output], expected, actual)
+
+    check(backend_name, case.name, "roundtrip", go, case.ops)

@@ -8,7 +8,7 @@ import numpy as np
 import onnx_ir as ir
 import torch
 
-from onnxport.convert import node_label
+from onnxport.driver import node_label
 from onnxport.errors import ConversionError
 
 from . import dtypes
@@ -118,6 +118,12 @@ class NodeContext:
     def param(self, i: int) -> torch.Tensor:
         """The shared ``nn.Parameter`` (or buffer) holding weight input ``i``."""
         return self._live().weight(self._inputs[i], register=False)
+
+    def initializer_value(self, i: int) -> torch.Tensor | None:
+        """The import-time tensor of weight input ``i``, not registered as a model weight (for
+        builders that re-layout a weight into their module's own Parameters)."""
+        v = self._inputs[i] if i < len(self._inputs) else None
+        return self._live().static_value(v) if v is not None else None
 
     def weight_name(self, i: int) -> str | None:
         """The ONNX name of input ``i``."""

@@ -33,11 +33,18 @@ _TO_TORCH: dict[DT, torch.dtype] = {
     # 4-bit integers have no usable torch dtype: held widened, values unchanged
     DT.INT4: torch.int8,
     DT.UINT4: torch.uint8,
+    DT.INT2: torch.int8,
+    DT.UINT2: torch.uint8,
+    DT.FLOAT8E8M0: torch.float8_e8m0fnu,
+    # no element-wise torch dtype for FLOAT4E2M1: held widened in float32 (every value is exact)
+    DT.FLOAT4E2M1: torch.float32,
 }
 if hasattr(torch, "float4_e2m1fn_x2"):
     pass  # packed pairs; no element-wise torch dtype for FLOAT4E2M1
 
-_FROM_TORCH = {v: k for k, v in _TO_TORCH.items() if k not in (DT.INT4, DT.UINT4)}
+_NARROW_INTS = (DT.INT4, DT.UINT4, DT.INT2, DT.UINT2)
+_WIDENED = (*_NARROW_INTS, DT.FLOAT4E2M1)
+_FROM_TORCH = {v: k for k, v in _TO_TORCH.items() if k not in _WIDENED}
 
 FLOAT_TYPES = {
     torch.float32, torch.float64, torch.float16, torch.bfloat16,
@@ -71,14 +78,16 @@ def from_numpy(array: np.ndarray, onnx_dtype: DT | None = None) -> torch.Tensor:
         onnx_dtype = DT.from_numpy(array.dtype) if array.dtype != object else DT.STRING
     if onnx_dtype == DT.STRING or array.dtype == object or array.dtype.kind in "SU":
         raise ConversionError("string tensors have no torch equivalent")
-    if onnx_dtype in (DT.INT4, DT.UINT4):
-        return torch.from_numpy(np.ascontiguousarray(array.astype(np.int8 if onnx_dtype == DT.INT4 else np.uint8)))
+    if onnx_dtype in _NARROW_INTS:
+        return torch.from_numpy(np.array(array.astype(np.int8 if onnx_dtype in (DT.INT4, DT.INT2) else np.uint8), order="C"))
+    if onnx_dtype == DT.FLOAT4E2M1:
+        return torch.from_numpy(np.array(array.astype(np.float32), order="C"))
     target = to_torch_dtype(onnx_dtype)
     if name in ("bfloat16",) or name.startswith("float8"):
-        raw = np.ascontiguousarray(array).view(np.uint16 if name == "bfloat16" else np.uint8)
+        raw = np.array(array, order="C").view(np.uint16 if name == "bfloat16" else np.uint8)  # keeps 0-d
         return torch.from_numpy(raw.copy()).view(target)
     if array.dtype.kind == "b":
-        return torch.from_numpy(np.ascontiguousarray(array)).to(torch.bool)
+        return torch.from_numpy(np.array(array, order="C")).to(torch.bool)  # ascontiguousarray makes 0-d 1-d
     return torch.from_numpy(np.array(array, copy=True, order="C")).to(target)
 
 
@@ -89,7 +98,8 @@ def to_numpy(tensor: torch.Tensor, onnx_dtype: DT | None = None) -> np.ndarray:
         import ml_dtypes
 
         arr = t.view(torch.uint16).numpy().view(ml_dtypes.bfloat16)
-    elif t.dtype in (torch.float8_e4m3fn, torch.float8_e4m3fnuz, torch.float8_e5m2, torch.float8_e5m2fnuz):
+    elif t.dtype in (torch.float8_e4m3fn, torch.float8_e4m3fnuz, torch.float8_e5m2, torch.float8_e5m2fnuz,
+                     torch.float8_e8m0fnu):
         import ml_dtypes
 
         np_name = {
@@ -97,11 +107,12 @@ def to_numpy(tensor: torch.Tensor, onnx_dtype: DT | None = None) -> np.ndarray:
             torch.float8_e4m3fnuz: "float8_e4m3fnuz",
             torch.float8_e5m2: "float8_e5m2",
             torch.float8_e5m2fnuz: "float8_e5m2fnuz",
+            torch.float8_e8m0fnu: "float8_e8m0fnu",
         }[t.dtype]
         arr = t.view(torch.uint8).numpy().view(getattr(ml_dtypes, np_name))
     else:
         arr = t.numpy()
-    if onnx_dtype is not None and onnx_dtype in (DT.INT4, DT.UINT4):
+    if onnx_dtype is not None and onnx_dtype in _WIDENED:
         arr = arr.astype(DT(onnx_dtype).numpy())
     return arr
 

@@ -9,6 +9,44 @@ from __future__ import annotations
 
 EXPECTED_FAILURES: dict[str, str] = {
     # -- math, activations, reductions, casts (ops/import_: activation, binary, unary, reduce, cast ...)
+    "test_equal_string": "torch has no string tensors: Equal on tensor(string) inputs",
+    "test_equal_string_broadcast": "torch has no string tensors: Equal on tensor(string) inputs",
+    "test_gelu_default_1[float64]": "reference inaccuracy: onnxruntime's float64 Gelu is off by ~1.6e-7 relative "
+                                    "(torch matches 0.5*x*(1+math.erf(x/sqrt(2))) to 1e-16); float64 rtol is 1e-7",
+    "test_gelu_default_2[float64]": "reference inaccuracy: onnxruntime's float64 Gelu is off by ~1e-7 relative "
+                                    "(torch matches 0.5*x*(1+math.erf(x/sqrt(2))) to 1e-16); float64 rtol is 1e-7",
     # -- tensor manipulation, indexing, sequences, control flow (ops/import_: shape_ops, indexing, sequence, control ...)
+    "test_bernoulli": "random draws: the expected values come from numpy's global RNG when the case was generated; no other runtime (onnxruntime included) can reproduce them, only their distribution",
+    "test_bernoulli_double": "random draws: the expected values come from numpy's global RNG when the case was generated; no other runtime (onnxruntime included) can reproduce them, only their distribution",
+    "test_bernoulli_seed": "random draws: the expected values come from numpy's global RNG when the case was generated; no other runtime (onnxruntime included) can reproduce them, only their distribution",
+    "test_bernoulli_expanded": "random draws: the expected values come from numpy's global RNG when the case was generated; no other runtime (onnxruntime included) can reproduce them, only their distribution",
+    "test_bernoulli_double_expanded": "random draws: the expected values come from numpy's global RNG when the case was generated; no other runtime (onnxruntime included) can reproduce them, only their distribution",
+    "test_bernoulli_seed_expanded": "random draws: the expected values come from numpy's global RNG when the case was generated; no other runtime (onnxruntime included) can reproduce them, only their distribution",
+    "test_onehot_with_axis[random]": "invalid input drawn: the variant draws depth from N(0, 1); OneHot needs depth >= 1 (onnxruntime rejects it, onnx.reference's output for it is arbitrary)",
+    "test_onehot_with_axis[float64]": "invalid input drawn: the variant draws depth from N(0, 1); OneHot needs depth >= 1 (onnxruntime rejects it, onnx.reference's output for it is arbitrary)",
+    "test_onehot_with_axis[float16]": "invalid input drawn: the variant draws depth from N(0, 1); OneHot needs depth >= 1 (onnxruntime rejects it, onnx.reference's output for it is arbitrary)",
+    "test_onehot_with_negative_axis[random]": "invalid input drawn: the variant draws depth from N(0, 1); OneHot needs depth >= 1 (onnxruntime rejects it, onnx.reference's output for it is arbitrary)",
+    "test_onehot_with_negative_axis[float64]": "invalid input drawn: the variant draws depth from N(0, 1); OneHot needs depth >= 1 (onnxruntime rejects it, onnx.reference's output for it is arbitrary)",
+    "test_onehot_with_negative_axis[float16]": "invalid input drawn: the variant draws depth from N(0, 1); OneHot needs depth >= 1 (onnxruntime rejects it, onnx.reference's output for it is arbitrary)",
     # -- nn layers, recurrent, quantization, signal (ops/import_: conv, pool, normalization, rnn, quant, signal ...)
+    "test_regex_full_match_basic": "torch has no string tensors: RegexFullMatch reads tensor(string)",
+    "test_regex_full_match_email_domain": "torch has no string tensors: RegexFullMatch reads tensor(string)",
+    "test_regex_full_match_empty": "torch has no string tensors: RegexFullMatch reads tensor(string)",
+    "test_string_concat": "torch has no string tensors: StringConcat maps tensor(string) to tensor(string)",
+    "test_string_concat_broadcasting": "torch has no string tensors: StringConcat maps tensor(string) to tensor(string)",
+    "test_string_concat_empty_string": "torch has no string tensors: StringConcat maps tensor(string) to tensor(string)",
+    "test_string_concat_utf8": "torch has no string tensors: StringConcat maps tensor(string) to tensor(string)",
+    "test_string_concat_zero_dimensional": "torch has no string tensors: StringConcat maps tensor(string) to tensor(string)",
+    "test_string_split_basic": "torch has no string tensors: StringSplit maps tensor(string) to tensor(string)",
+    "test_string_split_consecutive_delimiters": "torch has no string tensors: StringSplit maps tensor(string) to tensor(string)",
+    "test_string_split_empty_string_delimiter": "torch has no string tensors: StringSplit maps tensor(string) to tensor(string)",
+    "test_string_split_empty_tensor": "torch has no string tensors: StringSplit maps tensor(string) to tensor(string)",
+    "test_string_split_maxsplit": "torch has no string tensors: StringSplit maps tensor(string) to tensor(string)",
+    "test_string_split_no_delimiter": "torch has no string tensors: StringSplit maps tensor(string) to tensor(string)",
+    "test_strnormalizer_export_monday_casesensintive_lower": "torch has no string tensors: StringNormalizer maps tensor(string) to tensor(string)",
+    "test_strnormalizer_export_monday_casesensintive_nochangecase": "torch has no string tensors: StringNormalizer maps tensor(string) to tensor(string)",
+    "test_strnormalizer_export_monday_casesensintive_upper": "torch has no string tensors: StringNormalizer maps tensor(string) to tensor(string)",
+    "test_strnormalizer_export_monday_empty_output": "torch has no string tensors: StringNormalizer maps tensor(string) to tensor(string)",
+    "test_strnormalizer_export_monday_insensintive_upper_twodim": "torch has no string tensors: StringNormalizer maps tensor(string) to tensor(string)",
+    "test_strnormalizer_nostopwords_nochangecase": "torch has no string tensors: StringNormalizer maps tensor(string) to tensor(string)",
 }

@@ -13,7 +13,7 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from onnxport.convert import ImportPlan, iter_graphs
+from onnxport.driver import ImportPlan, iter_graphs
 from onnxport.errors import ConversionError, InputError, OnnxportError
 
 from . import dtypes

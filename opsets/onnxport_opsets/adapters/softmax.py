@@ -22,7 +22,7 @@ def softmax_to_13(node, ctx):
     op = ir.node(node.op_type, [flat.outputs[0]], attributes={"axis": -1}, name=name)
     shape = ir.node("Shape", [x], name=f"{name}_shape")
     back = ir.node("Reshape", [op.outputs[0], shape.outputs[0]], name=f"{name}_reshape")
-    from onnxport.convert import VERSION_KEY
+    from onnxport.driver import VERSION_KEY
     from onnxport.spec import latest_version
 
     for n in (flat, op, shape, back):

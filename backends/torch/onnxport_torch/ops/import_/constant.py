@@ -13,7 +13,7 @@ from ...dtypes import from_numpy
 
 @importer("Constant", since=25)
 def constant(ctx, *, sparse_value=None, value=None, value_float=None, value_floats=None,
-             value_int=None, value_ints=None, value_string=None, value_strings=None):
+             value_int=None, value_ints=None, value_string=None, value_strings=None) -> torch.Tensor:
     if value is not None:
         return from_numpy(value, ctx.output_dtype(0))
     if value_float is not None:
@@ -25,14 +25,19 @@ def constant(ctx, *, sparse_value=None, value=None, value_float=None, value_floa
     if value_ints is not None:
         return torch.tensor(value_ints, dtype=torch.int64)
     if sparse_value is not None:
-        raise ctx.error("sparse_value constants are not supported")
-    raise ctx.error("string constants have no torch equivalent")
+        raise ctx.error("sparse_value constants are not supported (onnx-ir keeps no sparse tensors)")
+    if value_string is not None or value_strings is not None:
+        raise ctx.error("string constants have no torch equivalent")
+    raise ctx.error("Constant sets none of its value attributes")
 
 
 @importer("ConstantOfShape", since=25)
-def constant_of_shape(ctx, shape, *, value=None):
+def constant_of_shape(ctx, shape: torch.Tensor, *, value: np.ndarray | None = None) -> torch.Tensor:
     dims = ints(ctx, 0, shape)
     if value is None:
         return torch.zeros(dims, dtype=torch.float32)
-    fill = from_numpy(np.asarray(value).reshape(-1), ctx.output_dtype(0))
-    return fill.expand(dims).clone() if dims else fill.reshape(()).clone()
+    arr = np.asarray(value).reshape(-1)
+    if arr.size != 1:
+        raise ctx.error(f"value must hold exactly one element, got {arr.size}")
+    fill = from_numpy(arr, ctx.output_dtype(0)).reshape(())
+    return fill.expand(dims).clone()

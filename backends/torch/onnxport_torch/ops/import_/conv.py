@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import torch
 import torch.nn.functional as F
 from torch import nn
 
@@ -57,3 +58,23 @@ def conv_module(ctx, *, auto_pad, dilations, group, kernel_shape, pads, strides)
     bind(m, "weight", w)
     bind(m, "bias", ctx.param(2) if has_bias else None)
     return m, [0]
+
+
+def _shifted(t, zero_point, channel_dim):
+    """``t - zero_point`` in float64 (exact for 8-bit data); a 1-D zero point is per channel."""
+    t = t.to(torch.float64)
+    if zero_point is None:
+        return t
+    zp = zero_point.to(torch.float64)
+    if zp.dim() == 1 and zp.numel() > 1:
+        zp = zp.reshape([-1 if i == channel_dim else 1 for i in range(t.dim())])
+    return t - zp
+
+
+@importer("ConvInteger", since=10)
+def conv_integer(ctx, x, w, x_zero_point=None, w_zero_point=None, *, auto_pad, dilations, group,
+                 kernel_shape, pads, strides):
+    # integer convolution has no torch kernel: float64 holds every 8-bit product sum exactly
+    y = conv(ctx, _shifted(x, x_zero_point, 1), _shifted(w, w_zero_point, 0), None, auto_pad=auto_pad,
+             dilations=dilations, group=group, kernel_shape=kernel_shape, pads=pads, strides=strides)
+    return y.round().to(torch.int32)

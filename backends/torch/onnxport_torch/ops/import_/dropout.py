@@ -1,9 +1,10 @@
-"""Dropout: ``nn.Dropout`` (train/eval follow the module) unless training_mode is an input."""
+"""Dropout: ``nn.Dropout`` (train/eval follow the module) unless training_mode is an input or the
+mask is used; the functional form follows ``training_mode``, else the module's mode."""
 
 from __future__ import annotations
 
+import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from onnxport import importer
@@ -12,13 +13,18 @@ from onnxport import importer
 @importer("Dropout", since=22)
 def dropout(ctx, x, ratio=None, training_mode=None, *, seed):
     p = float(ratio) if ratio is not None else 0.5
-    train = bool(training_mode) if training_mode is not None else False
+    train = bool(training_mode) if training_mode is not None else ctx.training
     if not train or p == 0.0:
-        y = x
-        mask = torch.ones_like(x, dtype=torch.bool)
+        y, mask = x, torch.ones_like(x, dtype=torch.bool)
     else:
-        mask = torch.rand_like(x, dtype=torch.float32) >= p
-        y = x * mask / (1.0 - p)
+        if seed is not None:
+            # a seeded mask is reproducible: MT19937 uniform doubles, the stream ONNX's reference draws
+            draws = np.random.RandomState(int(seed)).uniform(0.0, 1.0, tuple(x.shape))
+            keep = torch.from_numpy(draws >= p).to(x.device)
+        else:
+            keep = torch.rand(x.shape, device=x.device) >= p
+        mask = keep
+        y = torch.where(keep, x / (1.0 - p), torch.zeros_like(x)) if p < 1.0 else torch.zeros_like(x)
     return y if ctx.num_outputs == 1 else (y, mask)
 
 
@@ -35,6 +41,3 @@ def dropout_module(ctx, *, seed):
             return None
         p = float(r)
     return nn.Dropout(p), [0]
-
-
-_ = F

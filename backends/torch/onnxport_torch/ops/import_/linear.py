@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import torch
+from torch import nn
 
 from onnxport import importer
 
 from ._modules import bind
-from torch import nn
 
 
 @importer("Gemm", since=13)
@@ -21,7 +21,7 @@ def gemm(ctx, a, b, c=None, *, alpha, beta, transA, transB):
         y = y * alpha
     if c is not None:
         y = y + (c * beta if beta != 1.0 else c)
-    return y
+    return y.to(a.dtype)  # integer Gemm: float alpha/beta products truncate back to the input type
 
 
 @gemm.module_builder

@@ -1,6 +1,12 @@
-"""MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool."""
+"""MaxPool, AveragePool, LpPool, their Global forms, and MaxUnpool.
+
+Common cases run torch's pooling kernels; dilated average pooling, asymmetric pads, Lp pooling
+and ONNX-layout argmax indices go through a generic window view of the input.
+"""
 
 from __future__ import annotations
+
+import math
 
 import torch
 import torch.nn.functional as F
@@ -10,60 +16,139 @@ from onnxport import importer
 from ._padding import explicit_pads, same_pads
 
 
-def _pool_pads(ctx, x, kernel, strides, dilations, auto_pad, pads, nd):
+def _settings(x, kernel_shape, strides, dilations, auto_pad, pads, ceil_mode):
+    """Strides, dilations, begin/end pads and output sizes following the ONNX pooling rules."""
+    nd = len(kernel_shape)
+    kernel = [int(k) for k in kernel_shape]
+    strides = [int(s) for s in (strides or [1] * nd)]
+    dilations = [int(d) for d in (dilations or [1] * nd)]
+    spatial = [int(s) for s in x.shape[2:]]
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        return same_pads(x.shape[2:], kernel, strides, dilations, auto_pad)
-    if auto_pad == "VALID":
-        return [0] * (2 * nd)
-    return explicit_pads(pads, nd)
+        pads = same_pads(spatial, kernel, strides, dilations, auto_pad)
+    elif auto_pad == "VALID":
+        pads = [0] * (2 * nd)
+    else:
+        pads = [int(p) for p in explicit_pads(pads, nd)]
+    begins, ends = pads[:nd], pads[nd:]
+    out = []
+    for size, k, s, d, b, e in zip(spatial, kernel, strides, dilations, begins, ends):
+        span = (size + b + e - ((k - 1) * d + 1)) / s + 1
+        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            n = math.ceil(size / s)
+        elif ceil_mode:
+            n = math.ceil(span)
+            if (n - 1) * s >= size + b:  # a window starting in the end padding is dropped
+                n -= 1
+        else:
+            n = math.floor(span)
+        out.append(int(n))
+    return kernel, strides, dilations, begins, ends, out
+
+
+def _windows(x, kernel, strides, dilations, begins, ends, out, fill):
+    """View ``x`` as [N, C, *out, *kernel] windows; padding (explicit and ceil-mode) is ``fill``."""
+    nd = len(kernel)
+    pad = []
+    for i in reversed(range(nd)):
+        need = (out[i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1
+        extra = need - (x.shape[2 + i] + begins[i] + ends[i])
+        pad += [begins[i], ends[i] + max(extra, 0)]
+    xp = F.pad(x, pad, value=fill) if any(pad) else x
+    for i in range(nd):
+        dim = 2 + i
+        span = (kernel[i] - 1) * dilations[i] + 1
+        xp = xp.narrow(dim, 0, (out[i] - 1) * strides[i] + span)
+        xp = xp.unfold(dim, span, strides[i])
+        if dilations[i] != 1:
+            xp = xp[..., :: dilations[i]]
+    return xp  # unfold appends the kernel dims last, in spatial order
+
+
+def _flat_kernel(w, nd):
+    return w.reshape(*w.shape[: 2 + nd], -1)
+
+
+def _pad_mask(x, kernel, strides, dilations, begins, ends, out, include_pad):
+    """Per-window element counts: real data, plus explicit padding when ``include_pad``."""
+    ones = torch.ones((1, 1, *x.shape[2:]), dtype=x.dtype, device=x.device)
+    if include_pad:
+        pad = []
+        for i in reversed(range(len(kernel))):
+            pad += [begins[i], ends[i]]
+        ones = F.pad(ones, pad, value=1.0)
+        begins, ends = [0] * len(kernel), [0] * len(kernel)
+    w = _windows(ones, kernel, strides, dilations, begins, ends, out, 0.0)
+    return _flat_kernel(w, len(kernel)).sum(-1)
+
+
+def _symmetric(begins, ends, kernel):
+    return begins == ends and all(2 * p <= k for p, k in zip(begins, kernel))
 
 
 @importer("MaxPool", since=22)
 def max_pool(ctx, x, *, auto_pad, ceil_mode, dilations, kernel_shape, pads, storage_order, strides):
     nd = len(kernel_shape)
-    strides = list(strides or [1] * nd)
-    dilations = list(dilations or [1] * nd)
-    pads = _pool_pads(ctx, x, kernel_shape, strides, dilations, auto_pad, pads, nd)
-    begins, ends = pads[:nd], pads[nd:]
-    sym = begins == ends and all(2 * p <= k for p, k in zip(begins, kernel_shape))
-    if not sym:
-        pre = []
-        for b, e in zip(reversed(begins), reversed(ends)):
-            pre += [b, e]
-        x = F.pad(x, pre, value=float("-inf") if x.is_floating_point() else torch.iinfo(x.dtype).min)
-        begins = [0] * nd
-    fn = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[nd - 1]
+    if nd not in (1, 2, 3):
+        raise ctx.error(f"{nd}-D MaxPool is not supported by torch")
+    kernel, strides, dilations, begins, ends, out = _settings(
+        x, kernel_shape, strides, dilations, auto_pad, pads, ceil_mode)
     want_idx = ctx.num_outputs > 1 and ctx.output_used(1)
-    out = fn(x, kernel_shape, strides, begins, dilations, ceil_mode=bool(ceil_mode), return_indices=want_idx)
+    fill = float("-inf") if x.is_floating_point() else torch.iinfo(x.dtype).min
+    if not want_idx and _symmetric(begins, ends, kernel) and x.is_floating_point():
+        fn = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[nd - 1]
+        y = fn(x, kernel, strides, begins, dilations, ceil_mode=bool(ceil_mode))
+        if list(y.shape[2:]) == out:
+            return y if ctx.num_outputs == 1 else (y, None)
+    w = _flat_kernel(_windows(x, kernel, strides, dilations, begins, ends, out, fill), nd)
+    y, arg = w.max(dim=-1)
     if not want_idx:
-        return out if ctx.num_outputs == 1 else (out, None)
-    y, idx = out
-    if storage_order:
-        raise ctx.error("MaxPool indices with storage_order=1 are not supported")
-    return y, idx
+        return y if ctx.num_outputs == 1 else (y, None)
+    # window position -> input coordinates -> ONNX flat index (n, c included)
+    spatial = list(x.shape[2:])
+    coords = []
+    rem = arg
+    for i in reversed(range(nd)):
+        coords.append(rem % kernel[i])
+        rem = rem // kernel[i]
+    coords.reverse()
+    pos = []
+    for i in range(nd):
+        start = torch.arange(out[i], device=x.device) * strides[i] - begins[i]
+        start = start.reshape([out[i] if j == i else 1 for j in range(nd)])
+        pos.append(start + coords[i] * dilations[i])
+    order = list(range(nd)) if not storage_order else list(reversed(range(nd)))
+    flat = torch.zeros_like(arg)
+    for i in order:
+        flat = flat * spatial[i] + pos[i]
+    n, c = x.shape[:2]
+    base = torch.arange(n * c, device=x.device).reshape(n, c, *([1] * nd)) * math.prod(spatial)
+    return y, (flat + base).to(torch.int64)
 
 
 @importer("AveragePool", since=22)
 def average_pool(ctx, x, *, auto_pad, ceil_mode, count_include_pad, dilations, kernel_shape, pads, strides):
     nd = len(kernel_shape)
-    strides = list(strides or [1] * nd)
-    dilations = list(dilations or [1] * nd)
-    if any(d != 1 for d in dilations):
-        raise ctx.error("AveragePool with dilations is not supported by torch")
-    pads = _pool_pads(ctx, x, kernel_shape, strides, dilations, auto_pad, pads, nd)
-    begins, ends = pads[:nd], pads[nd:]
-    fn = (F.avg_pool1d, F.avg_pool2d, F.avg_pool3d)[nd - 1]
-    if begins == ends and all(2 * p <= k for p, k in zip(begins, kernel_shape)):
-        return fn(x, kernel_shape, strides, begins, bool(ceil_mode), bool(count_include_pad))
-    pre = []
-    for b, e in zip(reversed(begins), reversed(ends)):
-        pre += [b, e]
-    if count_include_pad:
-        return fn(F.pad(x, pre), kernel_shape, strides, 0, bool(ceil_mode), True)
-    ones = torch.ones_like(x[:1, :1])
-    total = fn(F.pad(x, pre), kernel_shape, strides, 0, bool(ceil_mode), True)
-    count = fn(F.pad(ones, pre), kernel_shape, strides, 0, bool(ceil_mode), True)
-    return total / count
+    kernel, strides, dilations, begins, ends, out = _settings(
+        x, kernel_shape, strides, dilations, auto_pad, pads, ceil_mode)
+    if nd in (1, 2, 3) and all(d == 1 for d in dilations) and _symmetric(begins, ends, kernel):
+        fn = (F.avg_pool1d, F.avg_pool2d, F.avg_pool3d)[nd - 1]
+        half_cpu = x.device.type == "cpu" and x.dtype in (torch.float16, torch.bfloat16)
+        xs = x.float() if half_cpu else x  # torch's CPU avg_pool3d has no half kernel
+        y = fn(xs, kernel, strides, begins, bool(ceil_mode), bool(count_include_pad)).to(x.dtype)
+        if list(y.shape[2:]) == out:
+            return y
+    w = _flat_kernel(_windows(x, kernel, strides, dilations, begins, ends, out, 0.0), nd)
+    count = _pad_mask(x, kernel, strides, dilations, begins, ends, out, bool(count_include_pad))
+    return w.sum(-1) / count
+
+
+@importer("LpPool", since=22)
+def lp_pool(ctx, x, *, auto_pad, ceil_mode, dilations, kernel_shape, p, pads, strides):
+    nd = len(kernel_shape)
+    kernel, strides, dilations, begins, ends, out = _settings(
+        x, kernel_shape, strides, dilations, auto_pad, pads, ceil_mode)
+    w = _flat_kernel(_windows(x, kernel, strides, dilations, begins, ends, out, 0.0), nd)
+    return w.abs().pow(p).sum(-1).pow(1.0 / p)
 
 
 @importer("GlobalAveragePool", since=22)
@@ -74,3 +159,29 @@ def global_average_pool(ctx, x):
 @importer("GlobalMaxPool", since=22)
 def global_max_pool(ctx, x):
     return x.amax(dim=tuple(range(2, x.dim())), keepdim=True)
+
+
+@importer("GlobalLpPool", since=22)
+def global_lp_pool(ctx, x, *, p):
+    return x.abs().pow(p).sum(dim=tuple(range(2, x.dim())), keepdim=True).pow(1.0 / p)
+
+
+@importer("MaxUnpool", since=22)
+def max_unpool(ctx, x, indices, output_shape=None, *, kernel_shape, pads, strides):
+    nd = len(kernel_shape)
+    strides = list(strides or [1] * nd)
+    pads = explicit_pads(pads, nd)
+    inferred = list(x.shape[:2]) + [
+        (int(x.shape[2 + i]) - 1) * strides[i] + int(kernel_shape[i]) - pads[i] - pads[nd + i]
+        for i in range(nd)
+    ]
+    y = torch.zeros(math.prod(inferred), dtype=x.dtype, device=x.device)
+    y = y.scatter(0, indices.reshape(-1).to(torch.int64), x.reshape(-1)).reshape(inferred)
+    if output_shape is None:
+        return y
+    # the indices address the inferred shape; a larger output_shape pads it at the end
+    shape = [int(v) for v in output_shape.reshape(-1).tolist()]
+    pad = []
+    for have, want in zip(reversed(inferred), reversed(shape)):
+        pad += [0, want - have]
+    return F.pad(y, pad)

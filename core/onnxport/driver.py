@@ -330,6 +330,23 @@ def infer_shapes(model: ir.Model) -> None:
         return
 
 
+def share_initializers(model: ir.Model) -> None:
+    """Readers of ``y = Identity(w)`` on an initializer ``w`` read ``w`` itself.
+
+    The TorchScript exporter de-duplicates equal weights (tied embeddings, equal biases) this way;
+    reading the initializer directly keeps them one shared weight in every backend.
+    """
+    for graph in list(iter_model_graphs(model)):
+        for node in list(graph):
+            if node.op_type != "Identity" or node.domain not in ("", "ai.onnx") or len(node.inputs) != 1:
+                continue
+            src, out = node.inputs[0], node.outputs[0]
+            if src is None or not src.is_initializer() or out.is_graph_output():
+                continue
+            out.replace_all_uses_with(src)
+            graph.remove(node, safe=True)
+
+
 def prepare(model: ir.Model, backend: str, registry: Registry, **options: Any) -> ImportPlan:
     """Validate, inline local functions, adapt and check support: ready for a backend."""
     validate(model)
@@ -344,6 +361,7 @@ def prepare(model: ir.Model, backend: str, registry: Registry, **options: Any) -
     from onnx_ir.passes.common import RemoveInitializersFromInputsPass
 
     RemoveInitializersFromInputsPass()(model)
+    share_initializers(model)
     if options.get("infer_shapes", True):
         infer_shapes(model)
     adapt(model, registry)

@@ -1,0 +1,19 @@
+"""The reviewed list of ONNX node cases the JAX backend is expected to fail, with reasons.
+
+Keys are exact node-case names (``test_cast_FLOAT_to_STRING``) or ``op:<OpType>`` for every case
+of an op. A listed case that passes fails the run, so the list cannot go stale. Keep each
+reason specific: what JAX lacks, not "doesn't work".
+"""
+
+from __future__ import annotations
+
+EXPECTED_FAILURES: dict[str, str] = {
+    # -- math, activations, reductions, casts (ops/import_: activation, binary, unary, reduce, cast ...)
+    # -- tensor manipulation, indexing, sequences, control flow (ops/import_: shape_ops, indexing, sequence, control ...)
+    # -- nn layers, recurrent, quantization, signal (ops/import_: conv, pool, normalization, rnn, quant, signal ...)
+    **{name: "expected values are numpy's random draws; jax.random draws differ (same distribution)"
+       for name in ("test_bernoulli", "test_bernoulli_double", "test_bernoulli_seed",
+                    "test_bernoulli_expanded", "test_bernoulli_double_expanded", "test_bernoulli_seed_expanded",
+                    "test_training_dropout", "test_training_dropout_default",
+                    "test_training_dropout_default_mask", "test_training_dropout_mask")},
+}

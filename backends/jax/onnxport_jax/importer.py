@@ -1,0 +1,603 @@
+"""ONNX IR -> a pure JAX function ``apply(params, *inputs)`` and its params pytree.
+
+The importer resolves every node to its primitive once; ``apply`` then walks the graph in
+topological order, calling one primitive per node. Values computed only from static shapes and
+constants stay numpy (evaluated at trace time), so ``jax.jit`` sees static shapes; everything
+that depends on params or inputs is a ``jax.Array`` (a tracer under ``jax.jit``/``grad``/``vmap``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import onnx_ir as ir
+
+from onnxport.driver import ImportPlan, iter_graphs
+from onnxport.errors import ConversionError, InputError, OnnxportError
+
+from . import dtypes
+from .context import DataDependentError, Mode, NodeContext, is_static
+
+#: ops never evaluated ahead of time (random, or mode-dependent)
+_NO_FOLD = {
+    "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Bernoulli",
+    "Multinomial", "Dropout", "If", "Loop", "Scan", "SequenceMap",
+}
+#: (op_type, input index) where a float initializer is a setting, not a weight to train
+_SETTING_INPUTS = {
+    ("Resize", 1), ("Resize", 2), ("Upsample", 1), ("Clip", 1), ("Clip", 2), ("Pad", 2),
+    ("ConstantOfShape", 0), ("Range", 0), ("Range", 1), ("Range", 2), ("Dropout", 1),
+}
+_FOLD_LIMIT = 1 << 26  # elements; larger folded constants stay runtime computations
+#: what JAX raises when a traced value is used where a concrete one is needed
+_TRACER_ERRORS = (
+    jax.errors.ConcretizationTypeError,
+    jax.errors.TracerArrayConversionError,
+    jax.errors.TracerIntegerConversionError,
+    jax.errors.TracerBoolConversionError,
+)
+_UNTRAINABLE_FLOATS = ("float8", "float4", "float6")
+
+
+# -- values --------------------------------------------------------------------------------
+class _Env:
+    """Values of one graph run; lookups fall through to the enclosing graph's run."""
+
+    __slots__ = ("vals", "parent")
+
+    def __init__(self, parent: _Env | dict | None = None):
+        self.vals: dict[ir.Value, Any] = {}
+        self.parent = parent
+
+    def __getitem__(self, v: ir.Value) -> Any:
+        env: Any = self
+        while isinstance(env, _Env):
+            if v in env.vals:
+                return env.vals[v]
+            env = env.parent
+        if env is not None and v in env:
+            return env[v]
+        raise ConversionError(f"value {v.name!r} is used before it is computed")
+
+    def __setitem__(self, v: ir.Value, x: Any) -> None:
+        self.vals[v] = x
+
+
+def _to_numpy(x: Any) -> Any:
+    if x is None:
+        return None
+    if isinstance(x, (list, tuple)):
+        return [_to_numpy(e) for e in x]
+    return np.asarray(x)
+
+
+def _to_jax(x: Any) -> Any:
+    if x is None:
+        return None
+    if isinstance(x, (list, tuple)):
+        return [_to_jax(e) for e in x]
+    if isinstance(x, (np.ndarray, np.generic)) and x.dtype != object:
+        return jnp.asarray(x)
+    return x
+
+
+def _size(x: Any) -> int:
+    if isinstance(x, (list, tuple)):
+        return sum(_size(e) for e in x)
+    return int(np.size(x)) if x is not None else 0
+
+
+# -- compiled graphs -------------------------------------------------------------------------
+class _Step:
+    """One node: its primitive with context, attributes and compiled subgraphs bound."""
+
+    __slots__ = ("node", "fn", "ctx", "attrs", "subgraphs", "foldable", "inputs", "outputs")
+
+    def __init__(self, node: ir.Node, fn: Callable, ctx: NodeContext, attrs: dict[str, Any],
+                 subgraphs: list[tuple[str, list[Program], bool]], foldable: bool):
+        self.node = node
+        self.fn = fn
+        self.ctx = ctx
+        self.attrs = attrs
+        self.subgraphs = subgraphs
+        self.foldable = foldable
+        self.inputs = list(node.inputs)
+        self.outputs = list(node.outputs)
+
+    def call(self, args: list[Any], attrs: dict[str, Any]) -> list[Any]:
+        try:
+            result = self.fn(self.ctx, *args, **attrs)
+        except OnnxportError:
+            raise
+        except _TRACER_ERRORS as exc:
+            raise self.ctx.data_dependent("a value it needs concretely") from exc
+        except Exception as exc:
+            raise ConversionError(
+                f"node {self.ctx.label} (opset {self.ctx.opset}) failed: {type(exc).__name__}: {exc}"
+            ) from exc
+        if len(self.outputs) == 1:
+            return [result]
+        result = list(result) if isinstance(result, (tuple, list)) else [result]
+        if len(result) < len(self.outputs):
+            result += [None] * (len(self.outputs) - len(result))
+        return result
+
+    def run(self, env: _Env) -> None:
+        args = [env[v] if v is not None else None for v in self.inputs]
+        attrs = self.attrs
+        if self.subgraphs:
+            attrs = dict(attrs)
+            for name, progs, is_list in self.subgraphs:
+                bodies = [Body(p, env) for p in progs]
+                attrs[name] = bodies if is_list else bodies[0]
+        if self.foldable and all(is_static(a) for a in args):
+            # computed from static shapes/constants: evaluate now, keep it numpy (static under jit)
+            with jax.ensure_compile_time_eval():
+                outs = self.call(args, attrs)
+            outs = [_to_numpy(o) if is_static_result(o) else o for o in outs]
+        else:
+            outs = self.call(args, attrs)
+        for v, o in zip(self.outputs, outs):
+            env[v] = o
+
+
+def is_static_result(x: Any) -> bool:
+    """Whether a result computed under ``ensure_compile_time_eval`` is concrete."""
+    if x is None or isinstance(x, (np.ndarray, np.generic)):
+        return True
+    if isinstance(x, (list, tuple)):
+        return all(is_static_result(e) for e in x)
+    return isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer)
+
+
+class Program:
+    """A compiled ONNX graph: formal inputs, steps in topological order, outputs."""
+
+    def __init__(self, graph: ir.Graph, steps: list[_Step], inputs: list[ir.Value]):
+        self.graph = graph
+        self.name = graph.name or "graph"
+        self.steps = steps
+        self.inputs = inputs
+        self.outputs = list(graph.outputs)
+
+    def run(self, env: _Env) -> list[Any]:
+        for step in self.steps:
+            step.run(env)
+        return [env[v] for v in self.outputs]
+
+
+class Body:
+    """A subgraph (If branch, Loop/Scan body) bound to its enclosing values.
+
+    ``body(*inputs) -> list of outputs``; it can be called inside ``lax.cond``/``lax.scan``/
+    ``lax.while_loop`` (outer values are closed over).
+    """
+
+    def __init__(self, program: Program, outer: _Env):
+        self.program = program
+        self.outer = outer
+
+    @property
+    def num_inputs(self) -> int:
+        return len(self.program.inputs)
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self.program.outputs)
+
+    @property
+    def input_dtypes(self) -> list[ir.DataType | None]:
+        return [v.dtype for v in self.program.inputs]
+
+    @property
+    def output_dtypes(self) -> list[ir.DataType | None]:
+        return [v.dtype for v in self.program.outputs]
+
+    @property
+    def input_shapes(self) -> list[tuple | None]:
+        from .context import _shape
+
+        return [_shape(v) for v in self.program.inputs]
+
+    @property
+    def output_shapes(self) -> list[tuple | None]:
+        from .context import _shape
+
+        return [_shape(v) for v in self.program.outputs]
+
+    def __call__(self, *inputs: Any) -> list[Any]:
+        if len(inputs) != self.num_inputs:
+            raise ConversionError(
+                f"subgraph {self.program.name!r} takes {self.num_inputs} inputs, got {len(inputs)}"
+            )
+        env = _Env(self.outer)
+        for v, x in zip(self.program.inputs, inputs):
+            env[v] = x
+        return self.program.run(env)
+
+
+# -- the model --------------------------------------------------------------------------------
+class JaxModel:
+    """An imported ONNX model: a params pytree and a pure ``apply(params, *inputs)``.
+
+    ``params`` maps trainable initializer names (float weights) to ``jax.Array`` leaves; a
+    shared initializer is one leaf. ``model(*inputs)`` is ``model.apply(model.params, *inputs)``.
+    Inputs go positionally in graph order or by ONNX name; one output comes back as an array,
+    several as a tuple in graph order. ``apply`` works under ``jax.jit``, ``grad`` and ``vmap``.
+    """
+
+    def __init__(self, program: Program, params: dict[str, jax.Array], param_values: dict[str, ir.Value],
+                 static: dict[ir.Value, Any], info: dict[str, Any], mode: Mode, x64: bool):
+        self._program = program
+        self.params: dict[str, jax.Array] = params
+        self._param_values = param_values
+        self._param_dtypes = {k: np.dtype(v.dtype) for k, v in params.items()}
+        self._static = static
+        self._info = info
+        self._mode = mode
+        self._x64 = x64
+
+    # -- facts --------------------------------------------------------------------------
+    @property
+    def input_names(self) -> list[str]:
+        return [i["name"] for i in self._info["inputs"]]
+
+    @property
+    def output_names(self) -> list[str]:
+        return list(self._info["outputs"])
+
+    @property
+    def needs_x64(self) -> bool:
+        """Whether the model holds 64-bit values (applied inside ``jax.enable_x64(True)``)."""
+        return self._x64
+
+    @property
+    def training(self) -> bool:
+        return self._mode.training
+
+    def train(self, mode: bool = True) -> JaxModel:
+        """Switch Dropout/BatchNormalization to training behaviour (read when ``apply`` is traced)."""
+        self._mode.training = mode
+        return self
+
+    def eval(self) -> JaxModel:
+        return self.train(False)
+
+    def x64_scope(self) -> contextlib.AbstractContextManager:
+        """``jax.enable_x64(True)`` if the model holds 64-bit values, else a no-op."""
+        return jax.enable_x64(True) if self._x64 else contextlib.nullcontext()
+
+    # -- running ------------------------------------------------------------------------
+    def __call__(self, *inputs: Any, **named: Any) -> Any:
+        with self.x64_scope():
+            return self.apply(self.params, *inputs, **named)
+
+    def apply(self, params: dict[str, Any], *inputs: Any, **named: Any) -> Any:
+        """Run the graph with ``params`` (a dict like :attr:`params`) on the graph inputs."""
+        return self._apply(params, self._bind_inputs(inputs, named), ())
+
+    def jit(self, **jit_kwargs: Any) -> Callable[..., Any]:
+        """``jax.jit(apply)`` called with 64-bit types enabled where the model needs them:
+        ``f = model.jit(); f(params, *inputs)``."""
+        jitted = jax.jit(self.apply, **jit_kwargs)
+
+        def call(params: dict[str, Any], *inputs: Any, **named: Any) -> Any:
+            with self.x64_scope():
+                return jitted(params, *inputs, **named)
+
+        return call
+
+    def _apply(self, params: dict[str, Any], inputs: list[Any], keep_static: tuple[int, ...]) -> Any:
+        with self.x64_scope():
+            env = _Env(self._static)
+            missing = [k for k in self._param_values if k not in params]
+            if missing:
+                raise InputError(f"params lack {missing[:5]}{' ...' if len(missing) > 5 else ''}")
+            for key, v in self._param_values.items():
+                p = params[key]
+                want = self._param_dtypes[key]
+                if getattr(p, "dtype", want) != want:
+                    raise InputError(
+                        f"param {key!r} has dtype {p.dtype}, expected {want}"
+                        + _x64_hint(want, p.dtype)
+                    )
+                env[v] = p
+            for i, (spec, v, x) in enumerate(zip(self._info["inputs"], self._program.inputs, inputs)):
+                env[v] = x if i in keep_static else self._check_input(spec, x)
+            outs = self._program.run(env)
+            outs = [_to_jax(o) for o in outs]
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _bind_inputs(self, args: tuple, kwargs: dict) -> list[Any]:
+        specs = self._info["inputs"]
+        if len(args) > len(specs):
+            raise InputError(
+                f"the model takes {len(specs)} input(s) {self.input_names}, got {len(args) + len(kwargs)}"
+            )
+        values = list(args) + [None] * (len(specs) - len(args))
+        given = [i < len(args) for i in range(len(specs))]
+        by_name = {s["name"]: i for i, s in enumerate(specs)}
+        for key, v in kwargs.items():
+            if key not in by_name:
+                raise InputError(f"unknown input {key!r}; the model's inputs are {self.input_names}")
+            i = by_name[key]
+            if given[i]:
+                raise InputError(f"input {key!r} given twice")
+            values[i], given[i] = v, True
+        missing = [s["name"] for s, g in zip(specs, given) if not g]
+        if missing:
+            raise InputError(f"missing input(s) {missing}; the model takes {self.input_names}")
+        return values
+
+    def _check_input(self, spec: dict[str, Any], x: Any) -> Any:
+        name = spec["name"]
+        if spec["kind"] != "tensor":
+            return _to_jax(x)
+        want = spec["dtype"]
+        if want is not None and want.kind == "O":
+            return np.asarray(x)  # strings stay numpy
+        if isinstance(x, (np.ndarray, np.generic)):
+            if want is not None and x.dtype != want:
+                raise InputError(f"input {name!r} must have dtype {want}, got {x.dtype} (no implicit casts)")
+            x = jnp.asarray(x)
+        elif not isinstance(x, jax.Array):
+            raise InputError(f"input {name!r} must be a jax.Array or numpy array, got {type(x).__name__}")
+        if want is not None and x.dtype != want:
+            raise InputError(
+                f"input {name!r} must have dtype {want}, got {x.dtype} (no implicit casts)"
+                + _x64_hint(want, x.dtype)
+            )
+        shape = spec["shape"]
+        if shape is not None:
+            if x.ndim != len(shape):
+                raise InputError(
+                    f"input {name!r} must have rank {len(shape)} (shape {list(shape)}), got shape {list(x.shape)}"
+                )
+            for axis, (d, actual) in enumerate(zip(shape, x.shape)):
+                if isinstance(d, int) and d != actual:
+                    raise InputError(
+                        f"input {name!r} dimension {axis} must be {d}, got {actual} (shape {list(x.shape)})"
+                    )
+        return x
+
+    def __repr__(self) -> str:
+        n = sum(int(np.size(p)) for p in self.params.values())
+        return (f"JaxModel(inputs={self.input_names}, outputs={self.output_names}, "
+                f"params={len(self.params)} arrays / {n} values)")
+
+
+def _x64_hint(want: np.dtype, got: np.dtype) -> str:
+    if np.dtype(want).itemsize == 8 and np.dtype(got).itemsize == 4:
+        return (": JAX truncated a 64-bit value because jax_enable_x64 is off; call the jitted "
+                "function inside `with jax.enable_x64(True):` or use model.jit()")
+    return ""
+
+
+# -- building -----------------------------------------------------------------------------------
+class _Builder:
+    """Resolves primitives, folds constant subgraphs and picks params for one import."""
+
+    def __init__(self, plan: ImportPlan, options: dict[str, Any]):
+        self.plan = plan
+        self.options = options
+        self.mode = Mode()
+        self.static: dict[ir.Value, Any] = {}
+        self.params: dict[str, jax.Array] = {}
+        self.param_values: dict[str, ir.Value] = {}
+        self.param_set: set[ir.Value] = set()
+        self.trainable_mode = options.get("trainable", "auto")
+
+    def collect_initializers(self) -> None:
+        for g in iter_graphs(self.plan.model.graph):
+            for v in g.initializers.values():
+                if v.const_value is None:
+                    continue
+                try:
+                    arr = dtypes.array_from_ir(v.const_value)
+                except OnnxportError as exc:
+                    raise ConversionError(f"initializer {v.name!r}: {exc}") from exc
+                if self._is_param(v, arr):
+                    key = v.name or f"param_{len(self.params)}"
+                    self.param_values[key] = v
+                    self.param_set.add(v)
+                    self.params[key] = arr  # turned into jax arrays inside the x64 scope
+                else:
+                    self.static[v] = arr
+
+    def _is_param(self, v: ir.Value, arr: np.ndarray) -> bool:
+        if arr.dtype.kind != "f" and arr.dtype.name != "bfloat16":
+            return False
+        if arr.dtype.name.startswith(_UNTRAINABLE_FLOATS):
+            return False
+        if self.trainable_mode == "none":
+            return False
+        if self.trainable_mode == "all":
+            return True
+        return arr.ndim >= 1 and _is_weight_use(v)
+
+    def compile(self, graph: ir.Graph) -> Program:
+        steps = []
+        for node in graph:
+            step = self._node(node)
+            if step is not None:
+                steps.append(step)
+        return Program(graph, steps, list(graph.inputs))
+
+    def _foldable(self, node: ir.Node) -> bool:
+        if node.op_type in _NO_FOLD:
+            return False
+        return not any(
+            a.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS) for a in node.attributes.values()
+        )
+
+    def _node(self, node: ir.Node) -> _Step | None:
+        info = self.plan.info(node)
+        consts = {
+            i: v_arr for i, v in enumerate(node.inputs)
+            if v is not None and (v_arr := self.static.get(v)) is not None and isinstance(v_arr, np.ndarray)
+        }
+        ctx = NodeContext(node, info.opset, info.version, self.mode, consts)
+        subgraphs: list[tuple[str, list[Program], bool]] = []
+        for name, attr in node.attributes.items():
+            if attr.type == ir.AttributeType.GRAPH:
+                subgraphs.append((name, [self.compile(attr.value)], False))
+            elif attr.type == ir.AttributeType.GRAPHS:
+                subgraphs.append((name, [self.compile(g) for g in attr.value], True))
+        step = _Step(node, info.primitive.fn, ctx, dict(info.attributes), subgraphs, self._foldable(node))
+        if step.foldable and all(v is None or v in self.static for v in node.inputs):
+            env = _Env(self.static)
+            try:
+                step.run(env)
+            except DataDependentError:
+                return step
+            outs = [env.vals.get(v) for v in node.outputs]
+            if all(o is None or (is_static(o) and _size(o) <= _FOLD_LIMIT) for o in outs):
+                for v, o in zip(node.outputs, outs):
+                    if o is not None or v in env.vals:  # None is a value too: an empty optional
+                        self.static[v] = o
+                return None
+        return step
+
+
+def _is_weight_use(v: ir.Value) -> bool:
+    uses = list(v.uses())
+    if not uses:
+        return v.is_graph_output()
+    return any((u.node.op_type, u.idx) not in _SETTING_INPUTS for u in uses)
+
+
+def _iter_values(graph: ir.Graph) -> Iterator[ir.Value]:
+    for g in iter_graphs(graph):
+        yield from g.inputs
+        yield from g.initializers.values()
+        for node in g:
+            yield from (v for v in node.outputs)
+
+
+def _model_needs_x64(graph: ir.Graph) -> bool:
+    for v in _iter_values(graph):
+        if v.dtype is not None and dtypes.needs_x64(v.dtype):
+            return True
+    for node in (n for g in iter_graphs(graph) for n in g):
+        to = node.attributes.get("to")
+        if to is not None and to.type == ir.AttributeType.INT and dtypes.needs_x64(to.value):
+            return True
+    return False
+
+
+def _input_spec(v: ir.Value) -> dict[str, Any]:
+    kind = "tensor"
+    if v.type is not None and not isinstance(v.type, ir.TensorType):
+        kind = "other"
+    dtype = None
+    if kind == "tensor" and v.dtype is not None:
+        if v.dtype == ir.DataType.STRING:
+            dtype = np.dtype(object)
+        else:
+            try:
+                dtype = dtypes.to_numpy_dtype(v.dtype)
+            except ConversionError:
+                dtype = None
+    shape = None
+    if kind == "tensor" and v.shape is not None:
+        shape = tuple(d if isinstance(d, int) else (getattr(d, "value", None) or None) for d in v.shape)
+    return {"name": v.name, "kind": kind, "dtype": dtype, "shape": shape}
+
+
+def import_plan(plan: ImportPlan, **options: Any) -> JaxModel:
+    """Build the :class:`JaxModel` for a prepared plan.
+
+    Options: ``trainable="auto"|"all"|"none"`` (which float initializers become params),
+    ``x64="auto"|True|False`` (64-bit types: enabled in the model's own scope when needed, or
+    refused with an error unless ``jax_enable_x64`` is on), ``training=False``.
+    """
+    options = {**plan.options, **options}
+    graph = plan.model.graph
+    x64_opt = options.get("x64", "auto")
+    needs = _model_needs_x64(graph) or x64_opt is True
+    if needs and x64_opt is False and not jax.config.jax_enable_x64:
+        raise ConversionError(
+            "the model holds 64-bit values (int64/float64), which JAX truncates unless "
+            "jax_enable_x64 is on; enable it (jax.config.update('jax_enable_x64', True)) or "
+            "import with x64='auto'"
+        )
+    builder = _Builder(plan, options)
+    scope = jax.enable_x64(True) if needs else contextlib.nullcontext()
+    with scope:
+        builder.collect_initializers()
+        builder.mode.training = bool(options.get("training", False))
+        program = builder.compile(graph)
+        params = {k: jnp.asarray(a) for k, a in builder.params.items()}
+    info = {
+        "inputs": [_input_spec(v) for v in graph.inputs],
+        "outputs": [v.name for v in graph.outputs],
+        "graph_name": graph.name,
+    }
+    return JaxModel(program, params, builder.param_values, builder.static, info, builder.mode, needs)
+
+
+class JaxBackend:
+    """The JAX backend: ONNX -> :class:`JaxModel` (params pytree + pure apply)."""
+
+    name = "jax"
+
+    @property
+    def expected_failures(self) -> dict[str, str]:
+        from .expected_failures import EXPECTED_FAILURES
+
+        return EXPECTED_FAILURES
+
+    def import_model(self, plan: ImportPlan, **options: Any) -> JaxModel:
+        return import_plan(plan, **options)
+
+    def handles(self, obj: Any) -> bool:
+        return isinstance(obj, JaxModel)
+
+    def run(self, model: JaxModel, inputs: list[Any]) -> list[Any]:
+        """Run on numpy inputs, jitted where the graph allows; outputs as numpy (testkit, CLI).
+
+        First everything is traced; if a node needs concrete values, the integer/bool/string
+        inputs become static (closed over as numpy) and the rest is jitted; ops whose output
+        shape depends on data (NonZero, Unique ...) finally run eagerly.
+        """
+        values = model._bind_inputs(tuple(inputs), {})
+        with model.x64_scope():
+            try:
+                if any(_has_strings(x) for x in values):
+                    raise DataDependentError("string inputs cannot be traced")
+                out = jax.jit(lambda p, xs: model._apply(p, xs, ()))(model.params, values)
+            except DataDependentError:
+                static = tuple(i for i, x in enumerate(values) if _static_candidate(x))
+                try:
+                    if not static:
+                        raise
+                    dyn = [None if i in static else x for i, x in enumerate(values)]
+                    fixed = {i: _to_numpy(values[i]) for i in static}
+
+                    def part(p: dict[str, Any], xs: list[Any]) -> Any:
+                        merged = [fixed[i] if i in fixed else x for i, x in enumerate(xs)]
+                        return model._apply(p, merged, static)
+
+                    out = jax.jit(part)(model.params, dyn)
+                except DataDependentError:
+                    out = model._apply(model.params, values, ())
+        outs = list(out) if isinstance(out, tuple) else [out]
+        return [_to_numpy(o) for o in outs]
+
+
+def _has_strings(x: Any) -> bool:
+    if isinstance(x, (list, tuple)):
+        return any(_has_strings(e) for e in x)
+    return isinstance(x, np.ndarray) and x.dtype.kind in "OSU"
+
+
+def _static_candidate(x: Any) -> bool:
+    """Inputs worth fixing at trace time: integer, bool and string tensors (shapes, indices)."""
+    if isinstance(x, (list, tuple)):
+        return bool(x) and all(_static_candidate(e) for e in x)
+    return isinstance(x, (np.ndarray, np.generic)) and np.asarray(x).dtype.kind in "iubOSU"

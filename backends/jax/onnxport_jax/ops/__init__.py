@@ -1,0 +1,1 @@
+"""Import primitives of the JAX backend, one file per op family."""

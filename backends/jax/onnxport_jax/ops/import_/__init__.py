@@ -1,0 +1,1 @@
+"""Import primitives: one ONNX op (family) -> jax.numpy / jax.lax, one file each."""

@@ -1,0 +1,37 @@
+"""Padding arithmetic shared by the convolution and pooling ops (ONNX auto_pad rules)."""
+
+from __future__ import annotations
+
+import math
+
+
+def same_pads(spatial, kernel, strides, dilations, auto_pad: str) -> list[int]:
+    """ONNX SAME_UPPER / SAME_LOWER pads as ``[begin..., end...]`` (output = ceil(in / stride))."""
+    begins, ends = [], []
+    for size, k, s, d in zip(spatial, kernel, strides, dilations):
+        out = math.ceil(int(size) / s)
+        total = max((out - 1) * s + (k - 1) * d + 1 - int(size), 0)
+        small, big = total // 2, total - total // 2
+        if auto_pad == "SAME_UPPER":
+            begins.append(small)
+            ends.append(big)
+        else:
+            begins.append(big)
+            ends.append(small)
+    return begins + ends
+
+
+def resolve_pads(auto_pad: str, pads, spatial, kernel, strides, dilations) -> list[int]:
+    """The explicit ``[begin..., end...]`` pads an ONNX conv/pool node uses."""
+    nd = len(kernel)
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        return same_pads(spatial, kernel, strides, dilations, auto_pad)
+    if auto_pad == "VALID" or not pads:
+        return [0] * (2 * nd)
+    return [int(p) for p in pads]
+
+
+def spatial_settings(nd: int, kernel, strides, dilations):
+    """Kernel, strides and dilations as int lists with ONNX defaults filled in."""
+    return ([int(k) for k in kernel], [int(s) for s in (strides or [1] * nd)],
+            [int(d) for d in (dilations or [1] * nd)])

@@ -1,0 +1,176 @@
+"""MaxPool (with ONNX argmax indices), AveragePool, LpPool, the Global forms and MaxUnpool.
+
+Pooling runs on ``lax.reduce_window`` over an explicitly padded input; ceil-mode windows that run
+past the padding see the reduction's identity. MaxPool indices use an explicit window gather.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from onnxport import importer
+
+from ._padding import spatial_settings
+from ._static import ints
+
+
+def _settings(x, kernel_shape, strides, dilations, auto_pad, pads, ceil_mode):
+    """Kernel, strides, dilations, begin pads, end pads (ceil-mode extension included), out sizes."""
+    nd = len(kernel_shape)
+    kernel, strides, dilations = spatial_settings(nd, kernel_shape, strides, dilations)
+    spatial = [int(s) for s in x.shape[2:]]
+    begins, ends, out = [], [], []
+    for i, (size, k, s, d) in enumerate(zip(spatial, kernel, strides, dilations)):
+        span = (k - 1) * d + 1
+        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            n = math.ceil(size / s)
+            total = max((n - 1) * s + span - size, 0)
+            b = total // 2 if auto_pad == "SAME_UPPER" else total - total // 2
+            e = total - b
+        else:
+            b, e = (int(pads[i]), int(pads[nd + i])) if (pads and auto_pad != "VALID") else (0, 0)
+            q = (size + b + e - span) / s + 1
+            if ceil_mode:
+                n = math.ceil(q)
+                if (n - 1) * s >= size + b:  # the last window must start inside input + begin pad
+                    n -= 1
+            else:
+                n = math.floor(q)
+        begins.append(b)
+        ends.append(e)
+        out.append(int(n))
+    # extra end padding for ceil mode so every window fits
+    extra = [max((o - 1) * s + (k - 1) * d + 1 - (size + b + e), 0)
+             for o, s, k, d, size, b, e in zip(out, strides, kernel, dilations, spatial, begins, ends)]
+    return kernel, strides, dilations, begins, ends, extra, out
+
+
+def _reduce(x, init, op, kernel, strides, dilations, pads):
+    nd = len(kernel)
+    return lax.reduce_window(
+        x, init, op, (1, 1, *kernel), (1, 1, *strides),
+        [(0, 0), (0, 0), *pads[:nd]], window_dilation=(1, 1, *dilations))
+
+
+def _lowest(dtype):
+    return -np.inf if jnp.issubdtype(dtype, jnp.floating) else np.iinfo(dtype).min
+
+
+@importer("MaxPool", since=22)
+def max_pool(ctx, x, *, auto_pad, ceil_mode, dilations, kernel_shape, pads, storage_order, strides):
+    """Max pooling; the optional Indices output is the ONNX flat index into the input."""
+    kernel, strides, dilations, begins, ends, extra, out = _settings(
+        x, kernel_shape, strides, dilations, auto_pad, pads, ceil_mode)
+    low = jnp.array(_lowest(x.dtype), x.dtype)
+    padcfg = [(b, e + x_) for b, e, x_ in zip(begins, ends, extra)]
+    y = _reduce(x, low, lax.max, kernel, strides, dilations, padcfg)
+    if not (ctx.num_outputs > 1 and ctx.output_used(1)):
+        return y if ctx.num_outputs == 1 else (y, None)
+    return y, _max_indices(x, kernel, strides, dilations, begins, out, storage_order, low)
+
+
+def _max_indices(x, kernel, strides, dilations, begins, out, storage_order, low):
+    """Argmax over each window by an explicit gather (first maximum wins), as ONNX flat indices."""
+    nd = len(kernel)
+    spatial = [int(s) for s in x.shape[2:]]
+    # per dim: input coordinate of every (output position, tap), -1 when outside the input
+    coords = []
+    for i in range(nd):
+        c = (np.arange(out[i]) * strides[i] - begins[i])[:, None] + np.arange(kernel[i]) * dilations[i]
+        coords.append(np.where((c >= 0) & (c < spatial[i]), c, -1))
+    grids = np.meshgrid(*[np.arange(o) for o in out], *[np.arange(k) for k in kernel], indexing="ij")
+    pos = [coords[i][grids[i], grids[nd + i]] for i in range(nd)]  # each [*out, *kernel]
+    valid = np.all([p >= 0 for p in pos], axis=0)
+    safe = [np.maximum(p, 0) for p in pos]
+    flat_x = jnp.reshape(x, (*x.shape[:2], -1))
+    lin = np.ravel_multi_index(safe, spatial)  # row-major spatial index
+    win = flat_x[:, :, lin.reshape(-1)].reshape((*x.shape[:2], *out, int(np.prod(kernel))))
+    win = jnp.where(valid.reshape((*out, -1)), win, low)
+    arg = jnp.argmax(win, axis=-1)
+    order = lin if not storage_order else np.ravel_multi_index(safe, spatial, order="F")
+    order = order.reshape((*out, -1))
+    idx = jnp.take_along_axis(jnp.broadcast_to(jnp.asarray(order), (*x.shape[:2], *order.shape)),
+                              arg[..., None], axis=-1)[..., 0]
+    plane = int(np.prod(spatial))
+    nc = jnp.arange(x.shape[0] * x.shape[1], dtype=jnp.int64).reshape((x.shape[0], x.shape[1]) + (1,) * nd)
+    return idx.astype(jnp.int64) + nc * plane
+
+
+@importer("AveragePool", since=22)
+def average_pool(ctx, x, *, auto_pad, ceil_mode, count_include_pad, dilations, kernel_shape, pads, strides):
+    """Average pooling: window sums over the number of counted elements."""
+    kernel, strides, dilations, begins, ends, extra, out = _settings(
+        x, kernel_shape, strides, dilations, auto_pad, pads, ceil_mode)
+    zero = jnp.array(0, x.dtype)
+    padcfg = [(b, e + x_) for b, e, x_ in zip(begins, ends, extra)]
+    total = _reduce(x, zero, lax.add, kernel, strides, dilations, padcfg)
+    ones = np.ones((1, 1, *x.shape[2:]), np.float64)
+    if count_include_pad:  # explicit pads count, ceil-mode overhang does not
+        ones = np.pad(ones, [(0, 0), (0, 0), *zip(begins, ends)], constant_values=1.0)
+        cpad = [(0, x_) for x_ in extra]
+    else:
+        cpad = padcfg
+    count = _np_window_sum(ones, kernel, strides, dilations, cpad)
+    return (total / jnp.asarray(count, x.dtype)).astype(x.dtype)
+
+
+def _np_window_sum(a, kernel, strides, dilations, pads):
+    """Window sums of a small static numpy array (counts for average pooling), in numpy."""
+    nd = len(kernel)
+    a = np.pad(a, [(0, 0), (0, 0), *pads])
+    for i in range(nd):
+        ax = 2 + i
+        span = (kernel[i] - 1) * dilations[i] + 1
+        n = (a.shape[ax] - span) // strides[i] + 1
+        taps = (np.arange(n) * strides[i])[:, None] + np.arange(kernel[i]) * dilations[i]
+        a = np.take(a, taps, axis=ax).sum(axis=ax + 1)
+    return a
+
+
+@importer("LpPool", since=22)
+def lp_pool(ctx, x, *, auto_pad, ceil_mode, dilations, kernel_shape, p, pads, strides):
+    """Lp pooling: (sum |x|^p)^(1/p) over each window, pads contributing zero."""
+    kernel, strides, dilations, begins, ends, extra, out = _settings(
+        x, kernel_shape, strides, dilations, auto_pad, pads, ceil_mode)
+    padcfg = [(b, e + x_) for b, e, x_ in zip(begins, ends, extra)]
+    s = _reduce(jnp.abs(x) ** p, jnp.array(0, x.dtype), lax.add, kernel, strides, dilations, padcfg)
+    return (s ** (1.0 / p)).astype(x.dtype)
+
+
+@importer("GlobalAveragePool", since=22)
+def global_average_pool(ctx, x):
+    return jnp.mean(x, axis=tuple(range(2, x.ndim)), keepdims=True)
+
+
+@importer("GlobalMaxPool", since=22)
+def global_max_pool(ctx, x):
+    return jnp.max(x, axis=tuple(range(2, x.ndim)), keepdims=True)
+
+
+@importer("GlobalLpPool", since=22)
+def global_lp_pool(ctx, x, *, p):
+    s = jnp.sum(jnp.abs(x) ** p, axis=tuple(range(2, x.ndim)), keepdims=True)
+    return (s ** (1.0 / p)).astype(x.dtype)
+
+
+@importer("MaxUnpool", since=22)
+def max_unpool(ctx, x, indices, output_shape=None, *, kernel_shape, pads, strides):
+    """Scatter pooled values to their argmax positions in the inferred unpooled shape (zeros
+    elsewhere); a larger ``output_shape`` pads that result at the end of each dim."""
+    nd = len(kernel_shape)
+    kernel, strides, _ = spatial_settings(nd, kernel_shape, strides, None)
+    pads = [int(v) for v in (pads or [0] * (2 * nd))]
+    inferred = [*x.shape[:2]] + [
+        (int(x.shape[2 + i]) - 1) * strides[i] + kernel[i] - pads[i] - pads[nd + i] for i in range(nd)]
+    flat = jnp.zeros((int(np.prod(inferred)),), x.dtype)
+    y = jnp.reshape(flat.at[jnp.reshape(indices, (-1,))].set(jnp.reshape(x, (-1,))), inferred)
+    if output_shape is None:
+        return y
+    shape = ints(ctx, 2, output_shape)
+    if any(s < i for s, i in zip(shape, inferred)):
+        raise ctx.error(f"output_shape {shape} is smaller than the unpooled shape {inferred}")
+    return jnp.pad(y, [(0, s - i) for s, i in zip(shape, inferred)])

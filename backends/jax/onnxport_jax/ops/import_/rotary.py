@@ -1,0 +1,41 @@
+"""RotaryEmbedding (opset 23): rotate the first ``rotary_embedding_dim`` features of each head,
+interleaved pairs or two halves; caches indexed by position_ids or given per position."""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from onnxport import importer
+
+
+@importer("RotaryEmbedding", since=23)
+def rotary_embedding(ctx, x, cos_cache, sin_cache, position_ids=None, *, interleaved, num_heads,
+                     rotary_embedding_dim):
+    shape = x.shape
+    if x.ndim == 3:  # [B, S, H*D] -> [B, S, H, D]
+        if not num_heads:
+            raise ctx.error("3-D input needs the num_heads attribute")
+        x = jnp.reshape(x, (shape[0], shape[1], num_heads, -1))
+    else:  # [B, H, S, D] -> [B, S, H, D]
+        x = jnp.transpose(x, (0, 2, 1, 3))
+    head = x.shape[-1]
+    rot = rotary_embedding_dim or head
+    if position_ids is not None:
+        cos, sin = jnp.take(cos_cache, position_ids, axis=0), jnp.take(sin_cache, position_ids, axis=0)
+    else:
+        cos, sin = cos_cache, sin_cache
+    cos, sin = cos[:, :, None, : rot // 2], sin[:, :, None, : rot // 2]  # [B, S, 1, rot/2]
+    xr, rest = x[..., :rot], x[..., rot:]
+    if interleaved:
+        a, b = xr[..., 0::2], xr[..., 1::2]
+    else:
+        a, b = xr[..., : rot // 2], xr[..., rot // 2:]
+    ra, rb = a * cos - b * sin, b * cos + a * sin
+    if interleaved:
+        out = jnp.reshape(jnp.stack([ra, rb], axis=-1), xr.shape)
+    else:
+        out = jnp.concatenate([ra, rb], axis=-1)
+    y = jnp.concatenate([out, rest], axis=-1).astype(x.dtype)
+    if len(shape) == 3:
+        return jnp.reshape(y, shape)
+    return jnp.transpose(y, (0, 2, 1, 3))

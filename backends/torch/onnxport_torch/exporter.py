@@ -1,0 +1,516 @@
+"""PyTorch -> ONNX: ``torch.export`` to core ATen, then one export primitive per ATen op.
+
+The flow: ``torch.export.export`` -> ``run_decompositions`` with :data:`KEEP` left whole (they map
+to single ONNX ops) -> a check that every op has a primitive (one error lists them all, with the
+module paths) -> walk the FX graph, calling the primitive registered for each target with a
+:class:`TorchGraph` as ``g`` -> opset down-adaptation -> an ``onnx_ir.Model``.
+
+Parameters and buffers become initializers named by their ``state_dict`` keys (one initializer
+per storage); node names carry the module path and the metadata the module hierarchy.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import onnx_ir as ir
+import torch
+import torch.fx
+from onnx_ir.tensor_adapters import TorchTensor
+
+import onnxport
+from onnxport.build import Builder, check_opset
+from onnxport.errors import ConversionError, InputError, UnsupportedOpError
+
+from . import dtypes
+
+#: The opset written when none is asked for, and the oldest one exporters support.
+DEFAULT_OPSET = 18
+MIN_OPSET = 13
+
+#: ATen ops kept whole (not decomposed) because one ONNX op expresses them.
+KEEP: tuple[str, ...] = (
+    "aten.linear.default",
+    "aten.matmul.default",
+    "aten.layer_norm.default",
+    "aten.scaled_dot_product_attention.default",
+    "aten.hardswish.default",
+    "aten.hardsigmoid.default",
+    "aten.upsample_nearest2d.vec",
+    "aten.upsample_bilinear2d.vec",
+)
+
+#: Targets the driver handles itself (tuple element access).
+_DRIVER_TARGETS = {"operator.getitem"}
+
+#: metadata_props keys (the ones torch.onnx writes), JSON lists from the root module down.
+NAME_SCOPES_KEY = "pkg.torch.onnx.name_scopes"
+CLASS_HIERARCHY_KEY = "pkg.torch.onnx.class_hierarchy"
+
+
+def target_name(target: Any) -> str:
+    """The registry key of an FX call target: ``aten.convolution.default``, ``operator.mul``."""
+    if isinstance(target, torch._ops.OpOverload):
+        return str(target)
+    if isinstance(target, torch._ops.HigherOrderOperator):
+        return f"higher_order.{target.name()}"
+    mod = getattr(target, "__module__", None) or ""
+    name = getattr(target, "__name__", repr(target))
+    if mod in ("_operator", "operator"):
+        return f"operator.{name}"
+    if mod == "math":
+        return f"math.{name}"
+    if name.startswith("sym_"):
+        return f"torch.{name}"
+    return f"{mod}.{name}"
+
+
+def _storage_key(t: torch.Tensor) -> tuple[Any, ...]:
+    """Identity of a tensor's data: tied parameters share it."""
+    return (
+        t.untyped_storage().data_ptr(),
+        t.storage_offset(),
+        tuple(t.shape),
+        tuple(t.stride()),
+        t.dtype,
+    )
+
+
+def _module_path(path: str) -> str:
+    """``L['self'].layer1`` (older torch) or ``layer1`` -> ``layer1``."""
+    path = re.sub(r"^L\['self'\]\.?", "", path)
+    path = re.sub(r"getattr\(([^,]+), '([^']+)'\)", r"\1.\2", path)
+    return path
+
+
+def module_stack(node: torch.fx.Node) -> list[tuple[str, str]]:
+    """``[(path, class name), ...]`` from the root module down to the one that ran ``node``."""
+    stack = node.meta.get("nn_module_stack") or {}
+    out = []
+    for key, (path, cls) in stack.items():
+        if key.startswith("_empty_nn_module_stack"):
+            continue
+        cls_name = cls if isinstance(cls, str) else f"{cls.__module__}.{cls.__qualname__}"
+        out.append((_module_path(path), cls_name))
+    return out
+
+
+class TorchGraph(Builder):
+    """The ``g`` a torch export primitive receives: the core builder plus torch helpers."""
+
+    def __init__(self, opset: int, *, name: str = "main_graph", parent: TorchGraph | None = None,
+                 converter: _Converter | None = None):
+        super().__init__(opset, name=name, parent=parent)
+        self.converter = converter if converter is not None else (parent.converter if parent else None)
+        #: the FX node being converted
+        self.fx: torch.fx.Node | None = None
+
+    # -- what the traced node says -------------------------------------------------------------
+    def meta(self, i: int | None = None) -> Any:
+        """The traced (fake) result of the current node, or its ``i``-th element."""
+        val = self.fx.meta.get("val") if self.fx is not None else None
+        return val if i is None else val[i]
+
+    def out_dtype(self, i: int | None = None) -> ir.DataType:
+        """The ONNX element type of the current node's result (or its ``i``-th element)."""
+        val = self.meta(i)
+        if isinstance(val, torch.Tensor):
+            return dtypes.to_onnx_dtype(val.dtype)
+        if isinstance(val, (torch.SymBool, bool)):
+            return ir.DataType.BOOL
+        if isinstance(val, (torch.SymFloat, float)):
+            return ir.DataType.FLOAT
+        return ir.DataType.INT64
+
+    def out_rank(self, i: int | None = None) -> int:
+        return self.meta(i).dim()
+
+    @property
+    def path(self) -> str:
+        """The module path of the current node (``layer1.0.conv1``), '' at the root."""
+        stack = module_stack(self.fx) if self.fx is not None else []
+        return stack[-1][0] if stack else ""
+
+    def error(self, message: str) -> ConversionError:
+        """An error naming the current op and module path."""
+        target = target_name(self.fx.target) if self.fx is not None else "?"
+        where = self.path or "<root module>"
+        return ConversionError(f"exporting {target} (node {self.fx.name if self.fx else '?'}) in module {where!r}: {message}")
+
+    # -- value helpers ------------------------------------------------------------------------------
+    @staticmethod
+    def onnx_dtype(dtype: torch.dtype) -> ir.DataType:
+        return dtypes.to_onnx_dtype(dtype)
+
+    def rank(self, v: ir.Value) -> int:
+        if v.shape is None:
+            raise self.error(f"the rank of value {v.name!r} is unknown")
+        return len(v.shape)
+
+    def axis(self, dim: int, rank: int) -> int:
+        """A possibly negative dim as a non-negative axis (0-d tensors accept -1 and 0)."""
+        return dim + max(rank, 1) if dim < 0 else dim
+
+    def scalar(self, value: Any, dtype: ir.DataType) -> ir.Value:
+        """A 0-d constant (Python numbers) or a value cast to ``dtype`` (symbolic numbers)."""
+        if isinstance(value, ir.Value):
+            return self.cast(value, dtype)
+        if dtype == ir.DataType.BFLOAT16:
+            return self.cast(self.const(np.asarray(value, dtype=np.float32)), dtype)
+        return self.const(np.asarray(value), dtype)
+
+    def tensor(self, x: Any, dtype: ir.DataType | None = None) -> ir.Value:
+        """A tensor value from a value or a Python number, cast to ``dtype`` when given."""
+        if isinstance(x, ir.Value):
+            return self.cast(x, dtype) if dtype is not None else x
+        return self.scalar(x, dtype if dtype is not None else self.out_dtype())
+
+    def dim_size(self, x: ir.Value, axis: int) -> int | ir.Value:
+        """The size of ``x`` along ``axis``: an int when static, else a 1-element int64 value."""
+        if x.shape is not None and isinstance(x.shape[axis], int):
+            return x.shape[axis]
+        shape = self.op("Shape", x)
+        return self.op("Gather", shape, self.const(np.asarray([axis], dtype=np.int64)), axis=0)
+
+    def subgraph_from(self, gm: torch.fx.GraphModule, operands: Sequence[Any], name: str) -> ir.Graph:
+        """Convert an FX subgraph (a ``torch.cond`` branch) whose inputs are outer values."""
+        sub = TorchGraph(self.opset, name=self.unique_name(name), parent=self)
+        saved = self.fx
+        self.converter.run_graph(sub, gm, list(operands))
+        self.fx = saved
+        return sub.graph()
+
+
+class _Converter:
+    """Walks an exported program and calls the export primitives."""
+
+    def __init__(self, ep: torch.export.ExportedProgram, registry: Any, dim_names: dict[str, str]):
+        self.ep = ep
+        self.registry = registry
+        self.dim_names = dim_names
+        self.used_targets: set[str] = set()
+
+    # -- shapes ----------------------------------------------------------------------------------
+    def dim(self, d: Any) -> int | str:
+        if isinstance(d, int):
+            return d
+        expr = str(d.node.expr) if isinstance(d, torch.SymInt) else str(d)
+        try:
+            return int(expr)
+        except ValueError:
+            pass
+        return re.sub(r"\b[su]\d+\b", lambda m: self.dim_names.get(m.group(0), m.group(0)), expr)
+
+    def annotate(self, value: ir.Value, val: Any) -> None:
+        if isinstance(val, torch.Tensor):
+            value.dtype = dtypes.to_onnx_dtype(val.dtype)
+            value.shape = ir.Shape([self.dim(d) for d in val.shape])
+        elif isinstance(val, (torch.SymInt, int)) and not isinstance(val, bool):
+            value.dtype = ir.DataType.INT64
+            value.shape = ir.Shape([])
+        elif isinstance(val, (torch.SymFloat, float)):
+            value.dtype = ir.DataType.FLOAT
+            value.shape = ir.Shape([])
+        elif isinstance(val, (torch.SymBool, bool)):
+            value.dtype = ir.DataType.BOOL
+            value.shape = ir.Shape([])
+
+    # -- the walk -----------------------------------------------------------------------------------
+    def run_main(self, g: TorchGraph) -> None:
+        sig = self.ep.graph_signature
+        specs = {s.arg.name: s for s in sig.input_specs if hasattr(s.arg, "name")}
+        env: dict[torch.fx.Node, Any] = {}
+        kinds = torch.export.graph_signature.InputKind
+        for node in self.ep.graph.nodes:
+            if node.op != "placeholder":
+                continue
+            spec = specs.get(node.name)
+            val = node.meta.get("val")
+            if spec is None or spec.kind == kinds.USER_INPUT:
+                if not isinstance(val, torch.Tensor):
+                    if node.users:
+                        raise InputError(
+                            f"input {node.name!r} is a {type(val).__name__}; only tensor inputs are exported"
+                        )
+                    continue
+                env[node] = g.input(
+                    node.name, dtypes.to_onnx_dtype(val.dtype), [self.dim(d) for d in val.shape]
+                )
+                continue
+            if spec.kind in (kinds.PARAMETER, kinds.BUFFER):
+                tensor = (
+                    self.ep.state_dict[spec.target]
+                    if spec.target in self.ep.state_dict
+                    else self.ep.constants[spec.target]
+                )
+            elif spec.kind == kinds.CONSTANT_TENSOR:
+                tensor = self.ep.constants[spec.target]
+            else:
+                raise ConversionError(f"input {node.name!r} of kind {spec.kind.name} cannot be exported")
+            env[node] = self.initializer(g, spec.target, tensor)
+        outputs = self.walk(g, self.ep.graph, env)
+        out_specs = sig.output_specs
+        kinds_out = torch.export.graph_signature.OutputKind
+        for spec, value in zip(out_specs, outputs):
+            if spec.kind != kinds_out.USER_OUTPUT:
+                continue  # buffer mutations (training-mode batch norm) are not part of the graph
+            if not isinstance(value, ir.Value):
+                raise ConversionError(
+                    f"output {getattr(spec.arg, 'name', '?')!r} is {value!r}, not a tensor; "
+                    "only tensor outputs are exported"
+                )
+            g.output(value, getattr(spec.arg, "name", None))
+
+    def initializer(self, g: TorchGraph, name: str, tensor: torch.Tensor) -> ir.Value:
+        t = tensor.detach()
+        return g.initializer(name, TorchTensor(t.contiguous(), name=name), key=_storage_key(t))
+
+    def run_graph(self, g: TorchGraph, gm: torch.fx.GraphModule, operands: list[Any]) -> None:
+        env: dict[torch.fx.Node, Any] = {}
+        placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+        if len(placeholders) != len(operands):
+            raise ConversionError(
+                f"subgraph {g.name!r} takes {len(placeholders)} inputs, got {len(operands)}"
+            )
+        env.update(zip(placeholders, operands))
+        for value in self.walk(g, gm.graph, env, gm):
+            if not isinstance(value, ir.Value):
+                raise ConversionError(f"subgraph {g.name!r} returns {value!r}, not a tensor")
+            g.output(value)
+
+    def walk(self, g: TorchGraph, graph: torch.fx.Graph, env: dict, root: Any = None) -> list[Any]:
+        root = root if root is not None else self.ep.graph_module
+
+        def arg(a: Any) -> Any:
+            if isinstance(a, torch.fx.Node):
+                return env[a]
+            if isinstance(a, (list, tuple)):
+                return type(a)(arg(x) for x in a)
+            if isinstance(a, dict):
+                return {k: arg(v) for k, v in a.items()}
+            return a
+
+        for node in graph.nodes:
+            if node.op == "placeholder":
+                continue
+            if node.op == "get_attr":
+                obj = getattr(root, node.target)
+                env[node] = (
+                    self.initializer(g, node.target, obj) if isinstance(obj, torch.Tensor) else obj
+                )
+                continue
+            if node.op == "output":
+                outs = node.args[0]
+                return [arg(o) for o in (outs if isinstance(outs, (list, tuple)) else [outs])]
+            name = target_name(node.target)
+            if name == "operator.getitem":
+                env[node] = arg(node.args[0])[node.args[1]]
+                continue
+            prim = self.registry.find_export("torch", name)
+            self.used_targets.add(name)
+            g.fx = node
+            stack = module_stack(node)
+            path = stack[-1][0] if stack else ""
+            meta = {
+                NAME_SCOPES_KEY: json.dumps([p for p, _ in stack] + [node.name]),
+                CLASS_HIERARCHY_KEY: json.dumps([c for _, c in stack] + [name]),
+            }
+            with g.scope(f"{path}/{node.name}" if path else node.name, meta) as sc:
+                try:
+                    result = prim.fn(g, *arg(node.args), **arg(node.kwargs))
+                except onnxport.OnnxportError as exc:
+                    if isinstance(exc, ConversionError) and "exporting " in str(exc):
+                        raise
+                    raise g.error(str(exc)) from exc
+                except Exception as exc:
+                    raise g.error(f"{type(exc).__name__}: {exc}") from exc
+            produced = {id(o) for n in sc.nodes for o in n.outputs}
+            self._name_results(g, node, result, produced)
+            env[node] = result
+        return []
+
+    def _name_results(self, g: TorchGraph, node: torch.fx.Node, result: Any, produced: set[int]) -> None:
+        val = node.meta.get("val")
+        if isinstance(result, ir.Value):
+            if id(result) in produced:
+                g.rename(result, node.name)
+                self.annotate(result, val)
+            return
+        if isinstance(result, (tuple, list)) and isinstance(val, (tuple, list)):
+            for i, (r, v) in enumerate(zip(result, val)):
+                if isinstance(r, ir.Value) and id(r) in produced:
+                    g.rename(r, f"{node.name}_{i}")
+                    self.annotate(r, v)
+
+
+# -- checks --------------------------------------------------------------------------------------
+def _iter_fx(gm: torch.fx.GraphModule) -> list[tuple[torch.fx.Node, torch.fx.GraphModule]]:
+    out = []
+    for node in gm.graph.nodes:
+        out.append((node, gm))
+        if node.op == "get_attr":
+            sub = getattr(gm, node.target, None)
+            if isinstance(sub, torch.fx.GraphModule):
+                out.extend(_iter_fx(sub))
+    return out
+
+
+def check_supported(ep: torch.export.ExportedProgram, registry: Any) -> None:
+    """Raise one :class:`UnsupportedOpError` listing every op without a primitive, with paths."""
+    from .export_unsupported import UNSUPPORTED
+
+    missing: dict[str, list[str]] = {}
+    for node, _ in _iter_fx(ep.graph_module):
+        if node.op != "call_function":
+            continue
+        name = target_name(node.target)
+        if name in _DRIVER_TARGETS or registry.find_export("torch", name) is not None:
+            continue
+        stack = module_stack(node)
+        where = stack[-1][0] if stack and stack[-1][0] else "<root module>"
+        paths = missing.setdefault(name, [])
+        if where not in paths:
+            paths.append(where)
+    if not missing:
+        return
+    lines = []
+    for name, paths in sorted(missing.items()):
+        shown = ", ".join(repr(p) for p in paths[:6]) + (" ..." if len(paths) > 6 else "")
+        reason = UNSUPPORTED.get(name.rsplit(".", 1)[0]) or UNSUPPORTED.get(name)
+        lines.append(f"  {name} in {shown}" + (f" ({reason})" if reason else ""))
+    raise UnsupportedOpError(
+        f"the torch backend cannot export {len(missing)} op(s) of this model:\n" + "\n".join(lines),
+        [("torch", name, 0, paths) for name, paths in sorted(missing.items())],
+    )
+
+
+# -- dynamic shapes -------------------------------------------------------------------------------
+def _dim_specs(module: torch.nn.Module, args: tuple[Any, ...], dynamic_shapes: Any) -> list[Any]:
+    """The per-input dim spec (dict or sequence) of each positional tensor input, in order."""
+    if dynamic_shapes is None:
+        return [None] * len(args)
+    params = inspect.signature(module.forward).parameters
+    if isinstance(dynamic_shapes, dict):
+        names = list(params)
+        var = [p.name for p in params.values() if p.kind == p.VAR_POSITIONAL]
+        if var and var[0] in dynamic_shapes:
+            return list(dynamic_shapes[var[0]]) + [None] * len(args)
+        return [dynamic_shapes.get(p) for p in names[: len(args)]]
+    specs = list(dynamic_shapes)
+    if [p.kind for p in params.values()] == [inspect.Parameter.VAR_POSITIONAL] and len(specs) == 1:
+        specs = list(specs[0] or [None] * len(args))  # forward(*args): one spec per arg, nested
+    return specs + [None] * (len(args) - len(specs))
+
+
+def _dim_names(ep: torch.export.ExportedProgram, specs: list[Any]) -> dict[str, str]:
+    """Symbol (``s77``) -> the ``Dim``'s name (``batch``) for the graph inputs' dynamic dims."""
+    names: dict[str, str] = {}
+    kinds = torch.export.graph_signature.InputKind
+    users = [s.arg.name for s in ep.graph_signature.input_specs if s.kind == kinds.USER_INPUT]
+    nodes = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    for arg_name, spec in zip(users, specs):
+        val = nodes[arg_name].meta.get("val")
+        if spec is None or not isinstance(val, torch.Tensor):
+            continue
+        items = spec.items() if isinstance(spec, dict) else enumerate(spec)
+        for axis, dim in items:
+            label = getattr(dim, "__name__", None)
+            size = val.shape[axis]
+            if label and isinstance(size, torch.SymInt):
+                names.setdefault(str(size.node.expr), label)
+    return names
+
+
+def decomposition_table() -> Any:
+    """``torch.export``'s default decompositions, less the ops in :data:`KEEP`."""
+    table = torch.export.default_decompositions()
+    for name in KEEP:
+        packet, _, overload = name.removeprefix("aten.").rpartition(".")
+        op = getattr(getattr(torch.ops.aten, packet), overload)
+        if op in table:
+            table.pop(op)
+    return table
+
+
+# -- entry point ---------------------------------------------------------------------------------
+def export_model(
+    module: torch.nn.Module,
+    example_inputs: Any = (),
+    *,
+    opset: int | None = None,
+    dynamic_shapes: Any = None,
+    kwargs: dict[str, Any] | None = None,
+    strict: bool = False,
+    functions: bool = False,
+) -> ir.Model:
+    """Export a ``torch.nn.Module`` to an ONNX IR model.
+
+    :param module: the module; exported in its current mode (call ``.eval()`` first for inference).
+    :param example_inputs: a tensor or a tuple of positional inputs.
+    :param opset: the default-domain opset, :data:`MIN_OPSET` to the newest onnx knows
+        (default :data:`DEFAULT_OPSET`).
+    :param dynamic_shapes: ``torch.export`` dynamic shapes (``Dim`` objects); dynamic dims become
+        symbolic dims named after the ``Dim``.
+    :param kwargs: keyword inputs for ``forward`` (exported as graph inputs too).
+    :param strict: ``torch.export``'s strict (TorchDynamo) tracing.
+    :param functions: not supported yet; raises when True.
+    """
+    from onnxport import spec as _spec
+    from onnxport.plugins import registry
+
+    if functions:
+        raise ConversionError("functions=True (model-local ONNX functions) is not implemented yet")
+    opset = DEFAULT_OPSET if opset is None else int(opset)
+    newest = _spec.latest_opset()
+    if not MIN_OPSET <= opset <= newest:
+        raise ConversionError(f"opset {opset} is outside the supported range {MIN_OPSET}..{newest}")
+    args = example_inputs if isinstance(example_inputs, tuple) else (
+        tuple(example_inputs) if isinstance(example_inputs, list) else (example_inputs,)
+    )
+    try:
+        ep = torch.export.export(
+            module, args, kwargs=kwargs, dynamic_shapes=dynamic_shapes, strict=strict
+        )
+        ep = ep.run_decompositions(decomposition_table())
+    except Exception as exc:
+        raise ConversionError(
+            f"torch.export could not trace {type(module).__qualname__}: {type(exc).__name__}: {exc}"
+        ) from exc
+    reg = registry()
+    check_supported(ep, reg)
+    conv = _Converter(ep, reg, _dim_names(ep, _dim_specs(module, args, dynamic_shapes)))
+    g = TorchGraph(opset, name=type(module).__name__, converter=conv)
+    conv.run_main(g)
+    model = g.model(producer="onnxport-torch")
+    from onnxport_opsets.down import downgrade
+
+    downgrade(model)
+    check_opset(model)
+    model.meta["onnxport.torch.targets"] = sorted(conv.used_targets)
+    return model
+
+
+def run_sample(fn: Callable | torch.nn.Module, args: tuple[Any, ...], **options: Any) -> ir.Model:
+    """Export a sample's callable (a module or a plain function) -- used by tests."""
+    if isinstance(fn, torch.nn.Module):
+        return export_model(fn.eval(), args, **options)
+    if options.get("dynamic_shapes") is not None:  # forward(*args) takes them nested
+        options = {**options, "dynamic_shapes": (tuple(options["dynamic_shapes"]),)}
+    return export_model(_FunctionModule(fn).eval(), args, **options)
+
+
+class _FunctionModule(torch.nn.Module):
+    """Wraps a plain function so torch.export can trace it."""
+
+    def __init__(self, fn: Callable):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args: Any) -> Any:
+        return self.fn(*args)
+

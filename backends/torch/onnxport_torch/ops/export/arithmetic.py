@@ -1,0 +1,122 @@
+"""Binary arithmetic: add, sub, mul, div, pow, remainder, maximum, minimum.
+
+Operands are cast to the traced result's dtype (torch's type promotion), Python numbers become
+constants of that dtype.
+"""
+
+from __future__ import annotations
+
+import onnx_ir as ir
+import torch
+
+from onnxport import Sample, exporter
+
+_A, _B = torch.randn(2, 3, 4), torch.randn(3, 4)
+_INT = torch.randint(-9, 9, (2, 5))
+_FLOATS = (ir.DataType.FLOAT, ir.DataType.DOUBLE, ir.DataType.FLOAT16, ir.DataType.BFLOAT16)
+
+
+def _operands(g, a, b):
+    dt = g.out_dtype()
+    return g.tensor(a, dt), g.tensor(b, dt)
+
+
+@exporter(
+    "aten.add.Tensor",
+    samples=[Sample(torch.add, (_A, _B), emits=("Add",), name="tensor"),
+             Sample(lambda x, y: torch.add(x, y, alpha=2), (_A, _B), emits=("Add", "Mul"), name="alpha"),
+             Sample(lambda x: x + 3, (_INT,), emits=("Add",), name="int_scalar")],
+)
+def add(g, a, b, *, alpha=1):
+    a, b = _operands(g, a, b)
+    if alpha != 1:
+        b = g.op("Mul", b, g.scalar(alpha, g.out_dtype()))
+    return g.op("Add", a, b)
+
+
+@exporter(
+    "aten.sub.Tensor",
+    samples=[Sample(torch.sub, (_A, _B), emits=("Sub",)),
+             Sample(lambda x: 1.0 - x, (_A,), emits=("Sub",), name="rsub")],
+)
+def sub(g, a, b, *, alpha=1):
+    a, b = _operands(g, a, b)
+    if alpha != 1:
+        b = g.op("Mul", b, g.scalar(alpha, g.out_dtype()))
+    return g.op("Sub", a, b)
+
+
+@exporter(
+    "aten.mul.Tensor",
+    samples=[Sample(torch.mul, (_A, _B), emits=("Mul",)),
+             Sample(lambda x: x * 0.5, (_INT,), emits=("Mul", "Cast"), name="int_times_float")],
+)
+def mul(g, a, b):
+    return g.op("Mul", *_operands(g, a, b))
+
+
+@exporter(
+    "aten.div.Tensor", "aten.div.Tensor_mode",
+    samples=[Sample(torch.div, (_A, _B + 3), emits=("Div",)),
+             Sample(lambda x: torch.div(x, 4, rounding_mode="floor"), (_INT,), emits=("Div",), name="int_floor"),
+             Sample(lambda x: torch.div(x, 4, rounding_mode="trunc"), (_INT,), emits=("Div",), name="int_trunc"),
+             Sample(lambda x: torch.div(x, 0.3, rounding_mode="floor"), (_A,), emits=("Floor",), name="float_floor"),
+             Sample(lambda x: torch.div(x, 0.3, rounding_mode="trunc"), (_A,), emits=("Div",), name="float_trunc")],
+)
+def div(g, a, b, *, rounding_mode=None):
+    """True division in the result type; floor/trunc rounding for floats and integers."""
+    dt = g.out_dtype()
+    if rounding_mode is None:
+        return g.op("Div", g.tensor(a, dt), g.tensor(b, dt))
+    if dt in _FLOATS:
+        q = g.op("Div", g.tensor(a, dt), g.tensor(b, dt))
+        if rounding_mode == "floor":
+            return g.op("Floor", q)
+        return g.op("Mul", g.op("Sign", q), g.op("Floor", g.op("Abs", q)))
+    a, b = g.tensor(a, dt), g.tensor(b, dt)
+    q = g.op("Div", a, b)  # ONNX integer Div truncates toward zero
+    if rounding_mode == "trunc":
+        return q
+    # floor: one less where the remainder is nonzero and the signs differ
+    r = g.op("Sub", a, g.op("Mul", q, b))
+    zero = g.scalar(0, dt)
+    fix = g.op("And", g.op("Not", g.op("Equal", r, zero)),
+               g.op("Xor", g.op("Less", a, zero), g.op("Less", b, zero)))
+    return g.op("Sub", q, g.op("Cast", fix, to=dt))
+
+
+@exporter(
+    "aten.pow.Tensor_Scalar", "aten.pow.Tensor_Tensor", "aten.pow.Scalar",
+    samples=[Sample(lambda x: x.abs() ** 1.5, (_A,), emits=("Pow",), name="tensor_scalar"),
+             Sample(torch.pow, (_A.abs() + 0.1, _B), emits=("Pow",), name="tensor_tensor"),
+             Sample(lambda x: 2.0 ** x, (_A,), emits=("Pow",), name="scalar")],
+)
+def pow(g, a, b):  # noqa: A001 - the ATen name
+    return g.op("Pow", *_operands(g, a, b))
+
+
+@exporter(
+    "aten.remainder.Tensor", "aten.remainder.Scalar",
+    samples=[Sample(lambda x: x % 3, (_INT,), emits=("Mod",), name="int"),
+             Sample(lambda x: torch.remainder(x, 0.7), (_A,), emits=("Mod",), name="float")],
+)
+def remainder(g, a, b):
+    """Python-style modulo: the result has the divisor's sign (Mod with fmod=0; floats need fmod)."""
+    a, b = _operands(g, a, b)
+    if g.out_dtype() not in _FLOATS:
+        return g.op("Mod", a, b, fmod=0)
+    r = g.op("Mod", a, b, fmod=1)
+    zero = g.scalar(0, g.out_dtype())
+    fix = g.op("And", g.op("Not", g.op("Equal", r, zero)),
+               g.op("Xor", g.op("Less", r, zero), g.op("Less", b, zero)))
+    return g.op("Where", fix, g.op("Add", r, b), r)
+
+
+@exporter("aten.maximum.default", samples=[Sample(torch.maximum, (_A, _B), emits=("Max",))])
+def maximum(g, a, b):
+    return g.op("Max", *_operands(g, a, b))
+
+
+@exporter("aten.minimum.default", samples=[Sample(torch.minimum, (_A, _B), emits=("Min",))])
+def minimum(g, a, b):
+    return g.op("Min", *_operands(g, a, b))

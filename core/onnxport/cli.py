@@ -1,0 +1,377 @@
+"""The ``onnxport`` command: info, ops, check, convert, coverage, new-op.
+
+Every error onnxport raises on purpose prints as one line (``onnxport: error: ...``) and exits
+with status 1; usage errors exit with 2 (argparse).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .errors import OnnxportError
+
+DEFAULT_REPORT = os.path.join("reports", "testkit.json")
+#: environment variable naming the testkit report ``onnxport coverage`` reads by default
+REPORT_ENV = "ONNXPORT_REPORT"
+
+
+def _out(text: str = "") -> None:
+    sys.stdout.write(text + "\n")
+
+
+def _fmt_shape(v: Any) -> str:
+    if v.shape is None:
+        return "?"
+    return "[" + ", ".join(str(d) if isinstance(d, int) else str(d.value or "?") for d in v.shape) + "]"
+
+
+def _fmt_type(v: Any) -> str:
+    if v.dtype is None:
+        return "?"
+    try:
+        import numpy as np
+
+        return np.dtype(v.dtype.numpy()).name
+    except Exception:  # noqa: BLE001 - no numpy equivalent (string, 4-bit ...)
+        return str(v.dtype.name).lower()
+
+
+# -- info ------------------------------------------------------------------------------------------
+def cmd_info(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from . import api
+    from . import io as _io
+    from .driver import iter_nodes
+    from .errors import UnsupportedOpError
+
+    model = _io.load(args.model)
+    _out(f"model: {args.model}")
+    _out(f"ir_version: {model.ir_version}; producer: {model.producer_name or '?'} {model.producer_version or ''}".rstrip())
+    _out("opset imports: " + ", ".join(f"{d or 'ai.onnx'} {v}" for d, v in sorted(model.opset_imports.items())))
+    hist = collections.Counter(f"{n.domain + '::' if n.domain else ''}{n.op_type}" for n in iter_nodes(model.graph))
+    params = 0
+    for v in model.graph.initializers.values():
+        if v.dtype is not None and v.dtype.is_floating_point() and v.shape is not None:
+            params += int(np.prod([d if isinstance(d, int) else 0 for d in v.shape], dtype=np.int64))
+    _out(f"nodes: {sum(hist.values())} ({len(hist)} op types); parameters: {params:,} float initializer elements")
+    _out("inputs:")
+    for v in model.graph.inputs:
+        if not v.is_initializer():
+            _out(f"  {v.name}: {_fmt_type(v)} {_fmt_shape(v)}")
+    _out("outputs:")
+    for v in model.graph.outputs:
+        _out(f"  {v.name}: {_fmt_type(v)} {_fmt_shape(v)}")
+    _out("ops:")
+    for op, n in sorted(hist.items(), key=lambda kv: (-kv[1], kv[0])):
+        _out(f"  {n:6d}  {op}")
+    _out("backends:")
+    names = api.backends()
+    if not names:
+        _out("  (none installed)")
+    for b in names:
+        try:
+            api.prepare(args.model, backend=b)
+            _out(f"  {b}: imports every op")
+        except UnsupportedOpError as exc:
+            ops = sorted({f"{d + '::' if d else ''}{op}" for d, op, _, _ in exc.missing})
+            _out(f"  {b}: lacks {len(ops)} op(s): {', '.join(ops)}")
+        except OnnxportError as exc:
+            _out(f"  {b}: cannot prepare the model: {str(exc).splitlines()[0]}")
+    return 0
+
+
+# -- ops -------------------------------------------------------------------------------------------
+def cmd_ops(args: argparse.Namespace) -> int:
+    from . import api
+    from . import spec as _spec
+    from .plugins import registry
+
+    reg = registry()
+    backends = [args.backend] if args.backend else api.backends()
+    for b in backends:
+        api.get_backend(b)
+    rows = []
+    if args.direction in (None, "import"):
+        for b in backends:
+            for p in reg.imports(b):
+                name = f"{p.domain + '::' if p.domain else ''}{p.op_type}"
+                first = _spec.versions(p.op_type, p.domain)[:1] if not p.domain else ()
+                covers = f"opset {first[0]}+ (adapted)" if first and first[0] < p.since else f"opset {p.since}+"
+                rows.append((b, "import", name, f"since {p.since}", covers, p.source))
+    if args.direction in (None, "export"):
+        for b in backends:
+            for p in reg.exports(b):
+                emits = sorted({op for s in p.samples for op in s.emits})
+                rows.append((b, "export", p.target, f"{len(p.samples)} sample(s)",
+                             "emits " + (",".join(emits) or "?"), p.source))
+    if not rows:
+        _out("no primitives registered" + (f" in backend {args.backend!r}" if args.backend else ""))
+        return 0
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    for r in rows:
+        _out("  ".join(r[i].ljust(widths[i]) for i in range(5)) + "  " + r[5])
+    counts = collections.Counter((r[0], r[1]) for r in rows)
+    _out("; ".join(f"{b} {d}: {n}" for (b, d), n in sorted(counts.items())))
+    return 0
+
+
+# -- check -----------------------------------------------------------------------------------------
+def cmd_check(args: argparse.Namespace) -> int:
+    from . import check as _check
+    from . import io as _io
+
+    model = _io.load(args.model)
+    inputs = _check.load_inputs(model, args.inputs) if args.inputs else _check.random_inputs(model, seed=args.seed)
+    result = _check.check(model, args.backend, inputs, per_node=args.per_node, rtol=args.rtol, atol=args.atol)
+    _out(result.summary())
+    return 0 if result.ok else 3
+
+
+# -- convert ---------------------------------------------------------------------------------------
+def cmd_convert(args: argparse.Namespace) -> int:
+    from . import api
+    from . import io as _io
+
+    be = api.get_backend(args.backend)
+    out = Path(args.output)
+    if out.suffix == ".onnx":
+        # through the framework and back: import, then export the native object
+        if not hasattr(be, "export_model") or not hasattr(be, "from_numpy"):
+            raise OnnxportError(f"backend {args.backend!r} cannot export models yet; save to another format")
+        from .check import random_inputs
+
+        model = _io.load(args.model)
+        native = api.import_model(args.model, backend=args.backend)
+        example = tuple(be.from_numpy(x) for x in random_inputs(model))
+        exported = be.export_model(native, example, opset=args.opset)
+        _io.save(exported, out)
+        _out(f"imported into {args.backend} and exported to {out}")
+        return 0
+    if not hasattr(be, "save"):
+        raise OnnxportError(
+            f"backend {args.backend!r} cannot save native objects (no save()); write a .onnx file instead"
+        )
+    native = api.import_model(args.model, backend=args.backend)
+    be.save(native, out)
+    _out(f"imported into {args.backend} and saved to {out}")
+    return 0
+
+
+# -- coverage --------------------------------------------------------------------------------------
+def cmd_coverage(args: argparse.Namespace) -> int:
+    from . import coverage as _cov
+
+    report = args.report or os.environ.get(REPORT_ENV) or DEFAULT_REPORT
+    fmt = args.format or _format_from_path(args.output)
+    opsets = [args.opset] if args.opset is not None and fmt != "md" else None
+    cov = _cov.from_report(report, opsets)
+    text = _cov.render(cov, fmt, args.opset)
+    if args.output:
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.output).write_text(text)
+        _out(f"coverage ({fmt}) written to {args.output}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _format_from_path(path: str | None) -> str:
+    if path and path.endswith((".html", ".htm")):
+        return "html"
+    if path and path.endswith(".json"):
+        return "json"
+    return "md"
+
+
+# -- new-op ----------------------------------------------------------------------------------------
+def snake(op_type: str) -> str:
+    """``BatchNormalization`` -> ``batch_normalization``, ``GRU`` -> ``gru``, ``Conv2DTranspose`` -> ``conv2d_transpose``."""
+    s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", op_type)
+    s = re.sub(r"([a-z\d])([A-Z])", r"\1_\2", s)
+    return s.lower()
+
+
+def _param_name(name: str, taken: set[str]) -> str:
+    import keyword
+
+    s = re.sub(r"\W", "_", name).lower() or "x"
+    if keyword.iskeyword(s) or s in ("ctx",) or s[0].isdigit():
+        s = s + "_"
+    while s in taken:
+        s += "_"
+    taken.add(s)
+    return s
+
+
+def scaffold(op_type: str, backend: str, domain: str = "") -> str:
+    """The source of a new import primitive for ``op_type``: its newest signature from the spec."""
+    from . import spec as _spec
+
+    version = _spec.latest_version(op_type, domain)
+    s = _spec.get_spec(op_type, version, domain)
+    taken: set[str] = set()
+    params, doc_inputs = [], []
+    for p in s.inputs:
+        name = _param_name(p.name, taken)
+        allowed = s.allowed_types(p)
+        types = ", ".join(allowed[:6]) + (f" ... ({len(allowed)} types)" if len(allowed) > 6 else "")
+        doc_inputs.append(f"    {name} ({p.option}): {p.name}: {types}")
+        if p.option == "variadic":
+            params.append(f"*{name}")
+        elif p.option == "optional":
+            params.append(f"{name}=None")
+        else:
+            params.append(name)
+    has_star = any(p.startswith("*") for p in params)
+    # a required input after an optional one would be a syntax error: make the rest optional
+    seen_default = False
+    for i, p in enumerate(params):
+        if p.endswith("=None"):
+            seen_default = True
+        elif seen_default and not p.startswith("*"):
+            params[i] = p + "=None"
+    attrs = []
+    for a in sorted(s.attributes.values(), key=lambda a: a.name):
+        attrs.append(f"{a.py_name}={a.default!r}" if not a.required else a.py_name)
+    sig = ", ".join(["ctx", *params])
+    if attrs:
+        sig += (", " if has_star else ", *, ") + ", ".join(attrs)
+    outputs = ", ".join(p.name for p in s.outputs)
+    func = _param_name(snake(op_type), set(taken))
+    dom = f', domain="{domain}"' if domain else ""
+    return f'''"""{op_type} (ONNX {domain or 'ai.onnx'}, version {version}) for the {backend} backend.
+
+Generated by `onnxport new-op {op_type} --backend {backend}`. Inputs (ONNX order):
+{chr(10).join(doc_inputs) or "    (none)"}
+Outputs: {outputs}.
+Attributes arrive as keyword arguments with the spec's defaults filled in by the core.
+Run its generated tests with:
+    python -m pytest tests/test_generated.py -q -n 0 --onnxport-backend {backend} --onnxport-op {op_type}
+"""
+
+from __future__ import annotations
+
+from onnxport import importer
+
+
+@importer("{op_type}", since={version}{dom})
+def {func}({sig}):
+    raise ctx.error("{op_type} is not implemented yet: write it here")
+'''
+
+
+def _backend_import_dir(backend: str, root: str | None) -> Path:
+    if root:
+        return Path(root) / "backends" / backend / f"onnxport_{backend}" / "ops" / "import_"
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec(f"onnxport_{backend}.ops.import_")
+    except ModuleNotFoundError:
+        found = None
+    if found is not None and found.submodule_search_locations:
+        return Path(list(found.submodule_search_locations)[0])
+    return Path("backends") / backend / f"onnxport_{backend}" / "ops" / "import_"
+
+
+def cmd_new_op(args: argparse.Namespace) -> int:
+    from .plugins import registry
+
+    source = scaffold(args.op, args.backend, args.domain)  # raises for an op ONNX does not define
+    folder = _backend_import_dir(args.backend, args.root)
+    if not folder.is_dir():
+        raise OnnxportError(f"no primitive folder {str(folder)!r} for backend {args.backend!r} (use --root REPO)")
+    target = folder / f"{snake(args.op)}.py"
+    if target.exists():
+        raise OnnxportError(f"{target} exists; not overwriting it")
+    try:
+        reg = registry()
+        existing = [p for p in reg.imports(args.backend) if p.op_type == args.op and p.domain == args.domain]
+    except OnnxportError:
+        existing = []
+    if existing and not args.force:
+        raise OnnxportError(
+            f"{args.op} is already registered in {args.backend} ({existing[-1].source}, since {existing[-1].since}); "
+            "pass --force to scaffold a second file anyway"
+        )
+    target.write_text(source)
+    _out(f"wrote {target}")
+    _out(f"test it: python -m pytest tests/test_generated.py -q -n 0 --onnxport-backend {args.backend} --onnxport-op {args.op}")
+    return 0
+
+
+# -- main --------------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    p = argparse.ArgumentParser(prog="onnxport", description="Move neural networks in and out of ONNX.")
+    p.add_argument("--version", action="version", version=f"onnxport {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("info", help="opsets, op histogram, parameters, inputs/outputs, backend support")
+    s.add_argument("model")
+    s.set_defaults(func=cmd_info)
+
+    s = sub.add_parser("ops", help="registered primitives, their versions and source")
+    s.add_argument("--backend")
+    s.add_argument("--direction", choices=["import", "export"])
+    s.set_defaults(func=cmd_ops)
+
+    s = sub.add_parser("check", help="run a model in a backend and in onnxruntime and compare")
+    s.add_argument("model")
+    s.add_argument("--backend", required=True)
+    s.add_argument("--per-node", action="store_true", help="compare every intermediate value; name the first diverging node")
+    s.add_argument("--inputs", help="an .npz with the inputs (by input name, or arr_0 ... in order)")
+    s.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
+    s.add_argument("--rtol", type=float, default=1e-3)
+    s.add_argument("--atol", type=float, default=1e-4)
+    s.set_defaults(func=cmd_check)
+
+    s = sub.add_parser("convert", help="import into a backend, then save natively or export back to .onnx")
+    s.add_argument("model")
+    s.add_argument("--backend", required=True)
+    s.add_argument("--output", "-o", required=True, help="a .onnx path (export back) or a native file (backend save())")
+    s.add_argument("--opset", type=int, help="opset of the exported model")
+    s.set_defaults(func=cmd_convert)
+
+    s = sub.add_parser("coverage", help="op x backend x direction coverage from a testkit report")
+    s.add_argument("--opset", type=int, help="the opset to show (md: the op table; json/html: only this opset)")
+    s.add_argument("--format", choices=["md", "html", "json"], help="default: from --output's suffix, else md")
+    s.add_argument("--report", help=f"testkit JSON report (pytest --onnxport-report); default ${REPORT_ENV} or {DEFAULT_REPORT}")
+    s.add_argument("--output", "-o", help="write here instead of stdout")
+    s.set_defaults(func=cmd_coverage)
+
+    s = sub.add_parser("new-op", help="scaffold an import primitive file for an ONNX op")
+    s.add_argument("op")
+    s.add_argument("--backend", required=True)
+    s.add_argument("--domain", default="")
+    s.add_argument("--root", help="repository root holding backends/ (default: the installed backend package)")
+    s.add_argument("--force", action="store_true", help="scaffold even if the op is already registered")
+    s.set_defaults(func=cmd_new_op)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``onnxport`` command; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except OnnxportError as exc:
+        msg = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+        sys.stderr.write(f"onnxport: error: {type(exc).__name__}: {msg}\n")
+        return 1
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

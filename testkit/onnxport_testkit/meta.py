@@ -1,0 +1,124 @@
+"""Meta-checks: every primitive has cases, every hook is documented, every expected failure is reviewed."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from .cases import NodeCase
+
+#: variants a failure key may name after a node case: ``test_abs[float16]``
+_CASE_VARIANT = re.compile(r"^(random|float64|float16|int32|int64|dynbatch|roundtrip|opset\d+)$")
+
+
+def primitive_label(prim: Any) -> str:
+    """``torch import ai.onnx::Relu since 14`` / ``torch export aten.relu.default``."""
+    if hasattr(prim, "op_type"):
+        return f"{prim.backend} import {prim.domain or 'ai.onnx'}::{prim.op_type} since {prim.since}"
+    return f"{prim.backend} export {prim.target}"
+
+
+def cases_for_import(prim: Any, registry: Any, cases: Iterable[NodeCase]) -> tuple[list[str], str]:
+    """Names of the cases that exercise an import primitive, and why there are none (if so).
+
+    A node case exercises a primitive when it uses the op, every op of the case is registered
+    in the backend, and the model's version of the op resolves to this primitive (after the
+    core adapts it to the newest form). Declared ``ImportCase``\\ s always count.
+    """
+    from onnxport import spec
+
+    from .runner import missing_ops
+
+    names = [f"declared[{c.name or i}]" for i, c in enumerate(prim.cases)]
+    try:
+        newest = spec.latest_version(prim.op_type, prim.domain)
+    except Exception:  # noqa: BLE001 - a custom op: only declared cases can test it
+        newest = 10**6
+    resolved = registry.find_import(prim.backend, prim.domain, prim.op_type, newest)
+    if resolved is not prim and resolved is not None and resolved.key != prim.key:
+        return names, f"shadowed by the newer primitive since {resolved.since} ({resolved.source})"
+    skipped = 0
+    for case in cases:
+        if (prim.domain, prim.op_type) not in case.ops:
+            continue
+        if missing_ops(prim.backend, case.ops):
+            skipped += 1
+            continue
+        names.append(case.name)
+    why = ""
+    if not names:
+        why = (
+            f"{skipped} node case(s) use the op but also use ops the backend lacks"
+            if skipped
+            else "no official node case uses this op and it declares no ImportCase"
+        )
+    return names, why
+
+
+def check_primitive_has_cases(prim: Any, registry: Any, cases: Iterable[NodeCase]) -> None:
+    """Fail, naming the primitive, when nothing tests it."""
+    if hasattr(prim, "op_type"):
+        names, why = cases_for_import(prim, registry, cases)
+        if not names:
+            raise AssertionError(
+                f"{primitive_label(prim)} ({prim.source}) has no test case: {why}. Declare "
+                "cases=[ImportCase(...)] in its @importer, or register the ops its node cases need."
+            )
+    elif not prim.samples:
+        raise AssertionError(
+            f"{primitive_label(prim)} ({prim.source}) declares no samples: "
+            "add samples=[Sample(fn, args, emits=[...])] to its @exporter"
+        )
+
+
+def hook_problems(hookspecs_module: Any) -> dict[str, list[str]]:
+    """Per hook of a hookspecs module, what its docstring fails to document (empty when fine)."""
+    project = getattr(hookspecs_module, "PROJECT", "onnxport")
+    out: dict[str, list[str]] = {}
+    for name, fn in vars(hookspecs_module).items():
+        if not callable(fn) or not hasattr(fn, f"{project}_spec"):
+            continue
+        doc = inspect.getdoc(fn) or ""
+        problems = []
+        if len(doc.strip()) < 20:
+            problems.append("no docstring saying what the hook is for")
+        for param in inspect.signature(fn).parameters:
+            if f":param {param}:" not in doc:
+                problems.append(f"argument {param!r} is not documented (':param {param}:')")
+        out[name] = problems
+    return out
+
+
+def expected_failure_problems(
+    table: dict[str, str], case_names: set[str], export_targets: dict[str, list[str]]
+) -> list[str]:
+    """What is wrong with a backend's expected-failure list: empty reasons, unknown names.
+
+    Keys are exact: a node case name, optionally with ``[variant]``; or ``export:<target>``,
+    optionally with ``[sample]`` (its name or index, ``-roundtrip`` for the round trip).
+    """
+    problems = []
+    for key, reason in table.items():
+        if not isinstance(reason, str) or not reason.strip():
+            problems.append(f"{key!r}: the reason is empty")
+        m = re.fullmatch(r"(?P<name>[^\[\]]+)(\[(?P<variant>[^\[\]]+)\])?", key)
+        if m is None:
+            problems.append(f"{key!r}: not a case name or 'case[variant]'")
+            continue
+        name, variant = m.group("name"), m.group("variant")
+        if name.startswith("export:"):
+            target = name[len("export:"):]
+            if target not in export_targets:
+                problems.append(f"{key!r}: no export primitive {target!r} is registered")
+            elif variant is not None:
+                base = variant[: -len("-roundtrip")] if variant.endswith("-roundtrip") else variant
+                if base not in export_targets[target]:
+                    problems.append(f"{key!r}: {target!r} has no sample {base!r} ({export_targets[target]})")
+            continue
+        if name not in case_names:
+            problems.append(f"{key!r}: no official ONNX node case is named {name!r} (exact names only)")
+        if variant is not None and not _CASE_VARIANT.match(variant):
+            problems.append(f"{key!r}: unknown variant {variant!r}")
+    return problems

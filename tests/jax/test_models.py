@@ -1,0 +1,332 @@
+"""The JAX backend on whole models: light zoo models, transformers, jit/grad/vmap, params, x64."""
+
+from __future__ import annotations
+
+import io
+import warnings
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+jax = pytest.importorskip("jax")
+jnp = pytest.importorskip("jax.numpy")
+ort = pytest.importorskip("onnxruntime")
+
+import onnxport  # noqa: E402
+from onnxport.errors import ConversionError, InputError  # noqa: E402
+from onnxport_jax import JaxModel  # noqa: E402
+from onnxport_jax.context import DataDependentError  # noqa: E402
+
+LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+
+
+def _ort(model: onnx.ModelProto | bytes, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    data = model if isinstance(model, bytes) else model.SerializeToString()
+    sess = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    return sess.run(None, feeds)
+
+
+def _model(nodes, inputs, outputs, initializers=(), opset=21) -> onnx.ModelProto:
+    graph = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _vi(name: str, elem: int, shape) -> onnx.ValueInfoProto:
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+@pytest.fixture(scope="module")
+def mlp() -> onnx.ModelProto:
+    """x[N,4] -> Gemm(W1,b1) -> Relu -> MatMul(W2) -> y[N,3], fixed random weights."""
+    rng = np.random.default_rng(0)
+    w1 = rng.standard_normal((4, 8)).astype(np.float32)
+    b1 = rng.standard_normal(8).astype(np.float32)
+    w2 = rng.standard_normal((8, 3)).astype(np.float32)
+    nodes = [
+        helper.make_node("Gemm", ["x", "w1", "b1"], ["h"], name="fc1"),
+        helper.make_node("Relu", ["h"], ["r"], name="act"),
+        helper.make_node("MatMul", ["r", "w2"], ["y"], name="fc2"),
+    ]
+    return _model(
+        nodes,
+        [_vi("x", TensorProto.FLOAT, ["N", 4])],
+        [_vi("y", TensorProto.FLOAT, ["N", 3])],
+        [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(b1, "b1"), numpy_helper.from_array(w2, "w2")],
+    )
+
+
+# -- light zoo models ------------------------------------------------------------------------------
+def _dummy_inputs(proto: onnx.ModelProto) -> list[np.ndarray]:
+    inits = {i.name for i in proto.graph.initializer}
+    out = []
+    for x in proto.graph.input:
+        if x.name in inits:
+            continue
+        shape = tuple(d.dim_value if d.HasField("dim_value") else 1 for d in x.type.tensor_type.shape.dim)
+        n = int(np.prod(shape))
+        out.append((np.arange(n).reshape(shape) / n).astype(np.float32))
+    return out
+
+
+@pytest.mark.parametrize("name", ["squeezenet", "resnet50", "inception_v1"])
+def test_light_model_matches_reference_and_onnxruntime_jitted(name: str) -> None:
+    path = LIGHT / f"light_{name}.onnx"
+    if not path.exists():
+        pytest.skip(f"onnx ships no {path.name}")
+    proto = onnx.load(str(path))
+    model = onnxport.import_model(proto, backend="jax")
+    assert isinstance(model, JaxModel)
+    inputs = _dummy_inputs(proto)
+    ours = np.asarray(model.jit()(model.params, *inputs))
+    shipped = numpy_helper.to_array(onnx.load_tensor(str(path).replace(".onnx", "_output_0.pb")))
+    feeds = dict(zip([i.name for i in proto.graph.input if i.name not in {t.name for t in proto.graph.initializer}], inputs))
+    expected = _ort(proto, feeds)[0]
+    assert ours.shape == expected.shape and ours.dtype == np.float32
+    assert np.abs(ours - shipped).max() < 1e-4
+    assert np.abs(ours - expected).max() < 1e-4
+
+
+# -- params, jit, grad, vmap ---------------------------------------------------------------------
+def test_params_are_the_float_initializers_keyed_by_name(mlp) -> None:
+    model = onnxport.import_model(mlp, backend="jax")
+    assert set(model.params) == {"w1", "b1", "w2"}
+    assert all(isinstance(p, jax.Array) for p in model.params.values())
+    assert model.input_names == ["x"] and model.output_names == ["y"]
+    np.testing.assert_array_equal(np.asarray(model.params["w2"]), numpy_helper.to_array(mlp.graph.initializer[2]))
+
+
+def test_jit_matches_eager_and_onnxruntime(mlp) -> None:
+    model = onnxport.import_model(mlp, backend="jax")
+    x = np.random.default_rng(1).standard_normal((5, 4)).astype(np.float32)
+    eager = np.asarray(model(x))
+    jitted = np.asarray(jax.jit(model.apply)(model.params, x))
+    expected = _ort(mlp, {"x": x})[0]
+    np.testing.assert_allclose(eager, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(jitted, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(model(x=x)), expected, rtol=1e-5, atol=1e-5)  # by ONNX name
+
+
+def test_grad_wrt_params_and_inputs(mlp) -> None:
+    model = onnxport.import_model(mlp, backend="jax")
+    x = jnp.asarray(np.random.default_rng(2).standard_normal((3, 4)).astype(np.float32))
+    p = model.params
+
+    def reference(params, x):  # the same network written by hand
+        h = jnp.maximum(x @ params["w1"] + params["b1"], 0)
+        return jnp.sum((h @ params["w2"]) ** 2)
+
+    def loss(params, x):
+        return jnp.sum(model.apply(params, x) ** 2)
+
+    g_params, g_x = jax.jit(jax.grad(loss, argnums=(0, 1)))(p, x)
+    r_params, r_x = jax.grad(reference, argnums=(0, 1))(p, x)
+    assert set(g_params) == set(p)
+    for k in p:
+        np.testing.assert_allclose(np.asarray(g_params[k]), np.asarray(r_params[k]), rtol=1e-5, atol=1e-5)
+        assert np.abs(np.asarray(g_params[k])).sum() > 0
+    np.testing.assert_allclose(np.asarray(g_x), np.asarray(r_x), rtol=1e-5, atol=1e-5)
+
+
+def test_vmap_over_a_stack_of_batches(mlp) -> None:
+    model = onnxport.import_model(mlp, backend="jax")
+    xs = np.random.default_rng(3).standard_normal((6, 2, 4)).astype(np.float32)
+    batched = jax.jit(jax.vmap(model.apply, in_axes=(None, 0)))(model.params, xs)
+    one_by_one = np.stack([np.asarray(model(x)) for x in xs])
+    assert batched.shape == (6, 2, 3)
+    np.testing.assert_allclose(np.asarray(batched), one_by_one, rtol=1e-6, atol=1e-6)
+
+
+def test_shared_initializer_is_one_leaf_and_gradients_add_up() -> None:
+    w = np.random.default_rng(4).standard_normal((3, 3)).astype(np.float32)
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["a"], name="first"),
+        helper.make_node("MatMul", ["a", "w"], ["y"], name="second"),
+    ]
+    proto = _model(nodes, [_vi("x", TensorProto.FLOAT, [2, 3])], [_vi("y", TensorProto.FLOAT, [2, 3])],
+                   [numpy_helper.from_array(w, "w")])
+    model = onnxport.import_model(proto, backend="jax")
+    assert list(model.params) == ["w"]
+    x = jnp.asarray(np.random.default_rng(5).standard_normal((2, 3)).astype(np.float32))
+    g = jax.grad(lambda p: jnp.sum(model.apply(p, x)))(model.params)["w"]
+    ref = jax.grad(lambda w: jnp.sum(x @ w @ w))(jnp.asarray(w))  # both uses contribute
+    np.testing.assert_allclose(np.asarray(g), np.asarray(ref), rtol=1e-5, atol=1e-5)
+
+
+def test_replacing_params_changes_the_output(mlp) -> None:
+    model = onnxport.import_model(mlp, backend="jax")
+    x = np.ones((1, 4), np.float32)
+    zeroed = {**model.params, "w2": jnp.zeros_like(model.params["w2"])}
+    assert np.all(np.asarray(model.apply(zeroed, x)) == 0)
+    assert np.any(np.asarray(model(x)) != 0)
+
+
+# -- static shapes under jit ------------------------------------------------------------------------
+def test_shape_subgraph_is_static_under_jit() -> None:
+    """Shape -> Gather -> Concat -> Reshape is evaluated at trace time from static shapes."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+        helper.make_node("Concat", ["n", "minus_one"], ["target"], axis=0),
+        helper.make_node("Reshape", ["x", "target"], ["y"], name="flatten_it"),
+    ]
+    inits = [numpy_helper.from_array(np.array([0], np.int64), "zero"),
+             numpy_helper.from_array(np.array([-1], np.int64), "minus_one")]
+    proto = _model(nodes, [_vi("x", TensorProto.FLOAT, ["N", 2, 3])], [_vi("y", TensorProto.FLOAT, None)], inits)
+    model = onnxport.import_model(proto, backend="jax")
+    x = np.arange(24, dtype=np.float32).reshape(4, 2, 3)
+    y = model.jit()(model.params, x)
+    assert y.shape == (4, 6)
+    np.testing.assert_array_equal(np.asarray(y), x.reshape(4, 6))
+
+
+def test_data_dependent_shape_raises_naming_the_node_under_jit_only() -> None:
+    nodes = [helper.make_node("Reshape", ["x", "shape"], ["y"], name="reshape_by_data")]
+    proto = _model(nodes, [_vi("x", TensorProto.FLOAT, [2, 3]), _vi("shape", TensorProto.INT64, [2])],
+                   [_vi("y", TensorProto.FLOAT, None)])
+    model = onnxport.import_model(proto, backend="jax")
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    shape = np.array([3, 2], np.int64)
+    np.testing.assert_array_equal(np.asarray(model(x, shape)), x.reshape(3, 2))  # eager: fine
+    with pytest.raises(DataDependentError, match="reshape_by_data"):
+        model.jit()(model.params, x, shape)
+    backend = onnxport.get_backend("jax")
+    (out,) = backend.run(model, [x, shape])  # the testkit path: falls back to a static shape
+    np.testing.assert_array_equal(out, x.reshape(3, 2))
+
+
+# -- 64-bit types ------------------------------------------------------------------------------------
+def _int64_model() -> onnx.ModelProto:
+    nodes = [helper.make_node("Add", ["a", "b"], ["c"]), helper.make_node("Cast", ["c"], ["d"], to=TensorProto.DOUBLE)]
+    return _model(nodes, [_vi("a", TensorProto.INT64, [2]), _vi("b", TensorProto.INT64, [2])],
+                  [_vi("c", TensorProto.INT64, [2]), _vi("d", TensorProto.DOUBLE, [2])])
+
+
+@pytest.mark.skipif(jax.config.jax_enable_x64, reason="checks behaviour with jax_enable_x64 off")
+def test_int64_is_kept_in_the_models_own_x64_scope() -> None:
+    model = onnxport.import_model(_int64_model(), backend="jax")
+    assert model.needs_x64
+    a = np.array([2**40, -(2**35)], np.int64)
+    b = np.array([1, 2**33], np.int64)
+    c, d = model(a, b)
+    assert c.dtype == jnp.int64 and d.dtype == jnp.float64
+    np.testing.assert_array_equal(np.asarray(c), a + b)
+    c_jit, _ = model.jit()(model.params, a, b)
+    np.testing.assert_array_equal(np.asarray(c_jit), a + b)
+    assert not jax.config.jax_enable_x64  # the global flag is left alone
+
+
+@pytest.mark.skipif(jax.config.jax_enable_x64, reason="checks behaviour with jax_enable_x64 off")
+def test_int64_is_never_truncated_silently() -> None:
+    model = onnxport.import_model(_int64_model(), backend="jax")
+    a = np.array([2**40, 1], np.int64)
+    with pytest.raises(InputError, match="jax_enable_x64"):
+        jax.jit(model.apply)(model.params, a, a)  # jit outside the scope canonicalizes to int32
+    with pytest.raises(ConversionError, match="jax_enable_x64"):
+        onnxport.import_model(_int64_model(), backend="jax", x64=False)
+
+
+def test_wrong_input_dtype_is_refused(mlp) -> None:
+    model = onnxport.import_model(mlp, backend="jax")
+    with pytest.raises(InputError, match="dtype"):
+        model(np.ones((1, 4), np.float64))
+    with pytest.raises(InputError, match="missing"):
+        model()
+
+
+# -- transformers ------------------------------------------------------------------------------------
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+
+class _Wrap(torch.nn.Module):
+    """Keyword call and a single tensor output, so the exporters see a plain function."""
+
+    def __init__(self, model, key: str):
+        super().__init__()
+        self.model, self.key = model, key
+
+    def forward(self, input_ids, attention_mask=None):
+        kwargs = {} if attention_mask is None else {"attention_mask": attention_mask}
+        return getattr(self.model(input_ids=input_ids, **kwargs), self.key)
+
+
+@pytest.fixture(scope="module")
+def bert_onnx() -> bytes:
+    torch.manual_seed(0)
+    cfg = transformers.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                  intermediate_size=64, max_position_embeddings=64, attn_implementation="eager")
+    model = _Wrap(transformers.BertModel(cfg).eval(), "last_hidden_state")
+    ids = torch.randint(0, 100, (2, 8))
+    buf = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, (ids, torch.ones_like(ids)), buf, input_names=["input_ids", "attention_mask"],
+                          dynamo=False, opset_version=17)
+    return buf.getvalue()
+
+
+@pytest.fixture(scope="module")
+def gpt2_onnx() -> bytes:
+    torch.manual_seed(0)
+    cfg = transformers.GPT2Config(vocab_size=100, n_embd=32, n_layer=2, n_head=2, n_positions=64, use_cache=False,
+                                  attn_implementation="eager", bos_token_id=0, eos_token_id=0)
+    model = _Wrap(transformers.GPT2LMHeadModel(cfg).eval(), "logits")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program = torch.onnx.export(model, (torch.randint(0, 100, (2, 8)),), input_names=["input_ids"],
+                                    dynamo=True, optimize=True, verbose=False)
+    return program.model_proto.SerializeToString()
+
+
+def test_bert_matches_onnxruntime_jitted(bert_onnx: bytes) -> None:
+    model = onnxport.import_model(bert_onnx, backend="jax")
+    rng = np.random.default_rng(6)
+    ids = rng.integers(0, 100, (2, 8)).astype(np.int64)
+    mask = np.ones((2, 8), np.int64)
+    mask[1, 5:] = 0
+    ours = np.asarray(model.jit()(model.params, ids, mask))
+    expected = _ort(bert_onnx, {"input_ids": ids, "attention_mask": mask})[0]
+    assert ours.shape == expected.shape == (2, 8, 32)
+    assert np.abs(ours - expected).max() < 1e-4
+    assert any("word_embeddings" in k for k in model.params)
+
+
+def test_gpt2_matches_onnxruntime_jitted(gpt2_onnx: bytes) -> None:
+    model = onnxport.import_model(gpt2_onnx, backend="jax")
+    ids = np.random.default_rng(7).integers(0, 100, (2, 8)).astype(np.int64)
+    ours = np.asarray(model.jit()(model.params, ids))
+    expected = _ort(gpt2_onnx, {"input_ids": ids})[0]
+    assert ours.shape == expected.shape == (2, 8, 100)
+    assert np.abs(ours - expected).max() < 1e-4
+
+
+def test_gpt2_fine_tunes_with_optax(gpt2_onnx: bytes) -> None:
+    optax = pytest.importorskip("optax")
+    model = onnxport.import_model(gpt2_onnx, backend="jax")
+    rng = np.random.default_rng(8)
+    ids = rng.integers(0, 100, (2, 8)).astype(np.int64)
+    targets = jnp.asarray(np.roll(ids, -1, axis=1))
+    opt = optax.adam(1e-2)
+
+    def loss_fn(params):
+        logits = model.apply(params, ids)
+        return optax.softmax_cross_entropy_with_integer_labels(logits, targets).mean()
+
+    @jax.jit
+    def step(params, state):
+        loss, grads = jax.value_and_grad(loss_fn)(params)
+        updates, state = opt.update(grads, state, params)
+        return optax.apply_updates(params, updates), state, loss
+
+    params = model.params
+    state = opt.init(params)
+    losses = []
+    with model.x64_scope():
+        for _ in range(15):
+            params, state, loss = step(params, state)
+            losses.append(float(loss))
+    assert losses[-1] < 0.5 * losses[0], losses
+    assert np.isfinite(losses).all()

@@ -1,0 +1,262 @@
+"""Real models through ``onnxport.export_model``: CNN blocks, transformers, RNNs, names, opsets."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+import torch
+from torch import nn
+from torch.export import Dim
+
+import onnxport
+from onnxport import spec
+from onnxport_torch.exporter import NAME_SCOPES_KEY
+
+from ._export_check import check_model, compare, op_types
+
+torch.manual_seed(0)
+
+
+class Bottleneck(nn.Module):
+    """ResNet bottleneck (conv-bn-relu x3, residual with a projection)."""
+
+    def __init__(self, cin, mid, cout, stride=1):
+        super().__init__()
+        self.conv1, self.bn1 = nn.Conv2d(cin, mid, 1, bias=False), nn.BatchNorm2d(mid)
+        self.conv2, self.bn2 = nn.Conv2d(mid, mid, 3, stride, 1, bias=False), nn.BatchNorm2d(mid)
+        self.conv3, self.bn3 = nn.Conv2d(mid, cout, 1, bias=False), nn.BatchNorm2d(cout)
+        self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = self.bn1(self.conv1(x)).relu()
+        y = self.bn2(self.conv2(y)).relu()
+        return (self.bn3(self.conv3(y)) + self.downsample(x)).relu()
+
+
+class TinyResNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.bn1 = nn.Conv2d(3, 8, 7, 2, 3, bias=False), nn.BatchNorm2d(8)
+        self.maxpool = nn.MaxPool2d(3, 2, 1)
+        self.layer1 = nn.Sequential(Bottleneck(8, 4, 16), Bottleneck(16, 4, 16))
+        self.layer2 = nn.Sequential(Bottleneck(16, 8, 32, 2))
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = self.maxpool(self.bn1(self.conv1(x)).relu())
+        x = self.avgpool(self.layer2(self.layer1(x)))
+        return self.fc(torch.flatten(x, 1))
+
+
+class MBConv(nn.Module):
+    """MobileNetV3/EfficientNet block: expand, depthwise, squeeze-excite, project."""
+
+    def __init__(self, c, e=4):
+        super().__init__()
+        h = c * e
+        self.expand = nn.Sequential(nn.Conv2d(c, h, 1, bias=False), nn.BatchNorm2d(h), nn.Hardswish())
+        self.dw = nn.Sequential(nn.Conv2d(h, h, 3, 1, 1, groups=h, bias=False), nn.BatchNorm2d(h), nn.SiLU())
+        self.se = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(h, 4, 1), nn.ReLU(), nn.Conv2d(4, h, 1), nn.Hardsigmoid())
+        self.project = nn.Sequential(nn.Conv2d(h, c, 1, bias=False), nn.BatchNorm2d(c))
+
+    def forward(self, x):
+        y = self.dw(self.expand(x))
+        return x + self.project(y * self.se(y))
+
+
+def _randomize_bn(m: nn.Module) -> nn.Module:
+    for mod in m.modules():
+        if isinstance(mod, nn.BatchNorm2d):
+            mod.running_mean.uniform_(-0.5, 0.5)
+            mod.running_var.uniform_(0.5, 1.5)
+    return m.eval()
+
+
+def _roundtrip(module, args, **options):
+    model = onnxport.export_model(module, args, **options)
+    return model, check_model(model)
+
+
+def test_resnet_block_names_ops_and_dynamic_batch():
+    m = _randomize_bn(TinyResNet())
+    x = torch.randn(2, 3, 32, 32)
+    model, proto = _roundtrip(m, (x,), dynamic_shapes=({0: Dim("batch")},))
+    compare(m, proto, (x,))
+    compare(m, proto, (torch.randn(5, 3, 32, 32),))
+    ops = op_types(model)
+    assert {"Conv", "BatchNormalization", "MaxPool", "Gemm", "Relu"} <= ops
+    assert proto.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "batch"
+    inits = {i.name for i in proto.graph.initializer}
+    assert "layer1.0.conv1.weight" in inits and "layer2.0.downsample.1.running_var" in inits
+    assert inits <= set(m.state_dict())
+    conv = next(n for n in proto.graph.node if n.op_type == "Conv" and "layer1.0.conv1.weight" in n.input)
+    assert conv.name.startswith("layer1.0.conv1/")
+    meta = {p.key: p.value for p in conv.metadata_props}
+    scopes = json.loads(meta[NAME_SCOPES_KEY])
+    assert scopes[:4] == ["", "layer1", "layer1.0", "layer1.0.conv1"]
+
+
+def test_mobilenet_block():
+    m = _randomize_bn(nn.Sequential(nn.Conv2d(3, 8, 3, 2, 1), MBConv(8), MBConv(8)))
+    x = torch.randn(1, 3, 16, 16)
+    model, proto = _roundtrip(m, (x,))
+    compare(m, proto, (x,))
+    assert {"HardSwish", "HardSigmoid", "Sigmoid", "Conv"} <= op_types(model)
+
+
+@pytest.mark.parametrize("opset", [13, 18, 23, spec.latest_opset()])
+def test_opsets(opset):
+    """Newest forms at new opsets, down-adapted forms at old ones; onnxruntime runs up to 23 here."""
+    m = nn.Sequential(nn.Linear(8, 16), nn.LayerNorm(16), nn.GELU(), nn.Hardswish()).eval()
+    x = torch.randn(3, 4, 8)
+    model, proto = _roundtrip(m, (x,), opset=opset)
+    assert model.opset_imports[""] == opset
+    if opset <= 23:
+        compare(m, proto, (x,))
+    ops = op_types(model)
+    assert ("Gelu" in ops) == (opset >= 20)
+    assert ("LayerNormalization" in ops) == (opset >= 17)
+    assert ("HardSwish" in ops) == (opset >= 14)
+    if opset < 18:
+        assert all(n.attributes.get("axes") is not None for n in model.graph if n.op_type == "ReduceMean")
+
+
+def test_opset_out_of_range():
+    with pytest.raises(onnxport.ConversionError, match="opset 12"):
+        onnxport.export_model(nn.ReLU(), (torch.randn(2),), opset=12)
+
+
+def test_tied_weights_and_shared_layer_are_one_initializer():
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(20, 8)
+            self.block = nn.Linear(8, 8)
+            self.head = nn.Linear(8, 20, bias=False)
+            self.head.weight = self.emb.weight
+
+        def forward(self, ids):
+            h = self.block(self.block(self.emb(ids)))  # one layer applied twice
+            return self.head(h)
+
+    m = Tied().eval()
+    ids = torch.randint(0, 20, (2, 5))
+    model, proto = _roundtrip(m, (ids,))
+    compare(m, proto, (ids,))
+    names = [i.name for i in proto.graph.initializer]
+    assert sorted(names) == ["block.bias", "block.weight", "emb.weight"]
+
+
+def test_transformer_encoder_dynamic_batch_and_sequence():
+    layer = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, batch_first=True)
+    m = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False).eval()
+    x = torch.randn(2, 7, 32)
+    model, proto = _roundtrip(m, (x,), dynamic_shapes=({0: Dim("batch"), 1: Dim("seq")},))
+    compare(m, proto, (x,))
+    compare(m, proto, (torch.randn(3, 11, 32),))
+    assert {"LayerNormalization", "Softmax", "MatMul"} <= op_types(model)
+
+
+def test_sdpa_attention_op_at_opset_23():
+    class Attn(nn.Module):
+        def forward(self, q, k, v):
+            return nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    args = tuple(torch.randn(2, 4, 6, 8) for _ in range(3))
+    model, proto = _roundtrip(Attn(), args, opset=23)
+    assert "Attention" in op_types(model)
+    compare(Attn(), proto, args)
+
+
+@pytest.mark.parametrize("cell", ["LSTM", "GRU"])
+def test_rnn(cell):
+    """torch.export decomposes nn.LSTM/GRU into per-step addmm/sigmoid/tanh (unrolled)."""
+    m = getattr(nn, cell)(8, 16, num_layers=2, batch_first=True).eval()
+    x = torch.randn(2, 5, 8)
+    model, proto = _roundtrip(m, (x,))
+    compare(m, proto, (x,))
+    assert {"MatMul", "Sigmoid", "Tanh"} <= op_types(model)
+
+
+def _hf(kind: str):
+    transformers = pytest.importorskip("transformers")
+    if kind == "bert":
+        cfg = transformers.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                      intermediate_size=37, max_position_embeddings=64, attn_implementation="sdpa")
+        return transformers.BertModel(cfg).eval()
+    cfg = transformers.GPT2Config(vocab_size=100, n_embd=32, n_layer=2, n_head=4, n_positions=64, use_cache=False,
+                                  bos_token_id=0, eos_token_id=0, attn_implementation="eager")
+    return transformers.GPT2LMHeadModel(cfg).eval()
+
+
+def test_bert_tiny():
+    m = _hf("bert")
+    ids = torch.randint(0, 100, (2, 8))
+    model, proto = _roundtrip(m, (ids,))
+    with torch.no_grad():
+        ref = m(ids).last_hidden_state.numpy()
+    from ._export_check import run_ort
+
+    got = run_ort(proto, (ids,))[0]
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
+    assert {"LayerNormalization", "Gather", "Gemm"} & op_types(model)
+    assert "embeddings.word_embeddings.weight" in {i.name for i in proto.graph.initializer}
+
+
+def test_gpt2_tiny_tied_head():
+    m = _hf("gpt2")
+    ids = torch.randint(0, 100, (2, 8))
+    model, proto = _roundtrip(m, (ids,))
+    from ._export_check import run_ort
+
+    with torch.no_grad():
+        ref = m(ids).logits.numpy()
+    got = run_ort(proto, (ids,))[0]
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
+    names = [i.name for i in proto.graph.initializer]
+    assert "transformer.wte.weight" in names and "lm_head.weight" not in names  # tied: one initializer
+
+
+def test_cond_becomes_if():
+    class Branchy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return torch.cond(x.mean() > 0, lambda t: self.lin(t), lambda t: t * 2.0, (x,))
+
+    m = Branchy().eval()
+    model, proto = _roundtrip(m, (torch.randn(3, 4),))
+    assert "If" in op_types(model)
+    compare(m, proto, (torch.randn(3, 4).abs(),))
+    compare(m, proto, (-torch.randn(3, 4).abs(),))
+
+
+def test_unsupported_ops_listed_in_one_error():
+    class Bad(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = nn.Sequential(nn.Linear(4, 4))
+
+        def forward(self, x):
+            return torch.atan2(self.inner(x), x).cumprod(0)
+
+    with pytest.raises(onnxport.UnsupportedOpError) as info:
+        onnxport.export_model(Bad().eval(), (torch.randn(3, 4),))
+    msg = str(info.value)
+    assert "aten.atan2" in msg and "aten.cumprod" in msg and "2 op(s)" in msg
+
+
+def test_save_and_functions_flag(tmp_path):
+    m = nn.Sequential(nn.Linear(4, 3)).eval()
+    model = onnxport.export_model(m, (torch.randn(2, 4),))
+    path = tmp_path / "m.onnx"
+    onnxport.save(model, path)
+    onnx.checker.check_model(str(path), full_check=True)
+    with pytest.raises(onnxport.ConversionError, match="functions=True"):
+        onnxport.export_model(m, (torch.randn(2, 4),), functions=True)
