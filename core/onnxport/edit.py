@@ -17,6 +17,7 @@ from . import driver as _convert
 from . import io as _io
 from .errors import BackendNotFoundError, ModelError
 
+
 def _copy(model: str | os.PathLike | bytes | onnx.ModelProto | ir.Model) -> ir.Model:
     if isinstance(model, ir.Model):
         return _io.load(ir.serde.serialize_model(model))

@@ -307,6 +307,27 @@ def registry_snapshot() -> dict[str, Any]:
     }
 
 
+def _official_summary(terminalreporter, by_backend: dict[tuple[str, str], dict[str, int]]) -> None:
+    """Pass rate over ALL official node cases, counting cases a backend cannot run as not passed."""
+    from .cases import node_cases
+    from .runner import missing_ops
+
+    cases = node_cases()
+    for (backend, kind), counts in sorted(by_backend.items()):
+        if kind != "node":
+            continue
+        missing: dict[str, int] = {}
+        for c in cases:
+            for op in missing_ops(backend, c.ops):
+                missing[op] = missing.get(op, 0) + 1
+        passed = counts.get("passed", 0)
+        top = ", ".join(f"{op} {n}" for op, n in sorted(missing.items(), key=lambda kv: -kv[1])[:8])
+        terminalreporter.write_line(
+            f"{backend:12s} official node cases: {passed}/{len(cases)} passed "
+            f"({100.0 * passed / len(cases):.1f}%); cases with unregistered ops: {top or 'none'}"
+        )
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
     results = config.stash[_COLLECTOR].results
     if not results:
@@ -323,6 +344,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
         terminalreporter.write_line(
             f"{backend:12s} {kind:9s} cases: {passed}/{total} passed ({100.0 * passed / max(total, 1):.1f}%) [{detail}]"
         )
+    if not _ops_filter(config):
+        _official_summary(terminalreporter, by_backend)
     path = config.getoption("--onnxport-report")
     if path:
         import onnx

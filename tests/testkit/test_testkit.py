@@ -163,7 +163,6 @@ def test_hook_problems_names_undocumented_arguments() -> None:
 
 def test_every_hook_is_documented_for_contributors() -> None:
     from onnxport import hookspecs
-
     from onnxport_testkit.meta import hook_problems
 
     text = (Path(__file__).parents[2] / "CONTRIBUTING.md").read_text()

@@ -148,7 +148,9 @@ def test_settings_and_indices_are_buffers_not_parameters():
         nodes, [tensor_info("ids", [4], TensorProto.INT64)], [tensor_info("y", [2, 2, 4])], inits))
     assert isinstance(model.emb, nn.Embedding)  # Gather on a float table -> nn.Embedding
     assert [k for k, _ in model.named_parameters()] == ["emb.weight"]
-    assert {"hi", "shape"} <= {k for k, _ in model.named_buffers()}
+    # settings are non-persistent buffers: state_dict() holds the weights only
+    assert {"onnx_constants.hi", "onnx_constants.shape"} <= {k for k, _ in model.named_buffers()}
+    assert list(model.state_dict()) == ["emb.weight"]
     y = model(torch.tensor([1, -1, 3, 0]))
     assert y.shape == (2, 2, 4)
     y.sum().backward()

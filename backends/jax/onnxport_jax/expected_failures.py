@@ -1,7 +1,8 @@
 """The reviewed list of ONNX node cases the JAX backend is expected to fail, with reasons.
 
-Keys are exact node-case names (``test_cast_FLOAT_to_STRING``) or ``op:<OpType>`` for every case
-of an op. A listed case that passes fails the run, so the list cannot go stale. Keep each
+Keys are exact node-case names (``test_cast_FLOAT_to_STRING``), one variant of a case
+(``test_abs[float16]``, ``test_relu[opset7]``, ``test_relu[dynbatch]``) or an export sample
+(``export:aten.addmm.default[0]``); no substrings, no op-wide entries (a meta-test checks). A listed case that passes fails the run, so the list cannot go stale. Keep each
 reason specific: what JAX lacks, not "doesn't work".
 """
 

@@ -620,6 +620,16 @@ class TorchBackend:
     def handles(self, obj: Any) -> bool:
         return isinstance(obj, nn.Module)
 
+    @staticmethod
+    def from_numpy(array: np.ndarray) -> torch.Tensor:
+        """A torch tensor with exactly the array's values and dtype (ml_dtypes included)."""
+        return dtypes.from_numpy(array)
+
+    @staticmethod
+    def to_numpy(tensor: torch.Tensor) -> np.ndarray:
+        """A numpy array with exactly the tensor's values and dtype."""
+        return dtypes.to_numpy(tensor)
+
     def run(self, module: Any, inputs: list[np.ndarray]) -> list[np.ndarray]:
         """Run an imported module on numpy inputs; outputs as numpy (testkit, CLI)."""
         args = [dtypes.from_numpy(a) if isinstance(a, np.ndarray) else a for a in inputs]

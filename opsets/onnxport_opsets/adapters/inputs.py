@@ -58,6 +58,26 @@ def dropout_old(node, ctx):
     return ctx.rebuild(node, drop=("is_test", "consumed_inputs"))
 
 
+@adapter("Dropout", 7)
+def dropout_mask_to_bool(node, ctx):
+    """Dropout-7's mask has the input's type; from 10 on it is bool: cast it back for readers."""
+    if len(node.outputs) < 2 or not (node.outputs[1].uses() or node.outputs[1].is_graph_output()):
+        return None
+    import onnx_ir as ir
+    from onnxport.driver import VERSION_KEY
+    from onnxport.spec import latest_version
+
+    old_mask = node.outputs[1]
+    new = ir.Node(node.domain, node.op_type, list(node.inputs), attributes=list(node.attributes.values()),
+                  num_outputs=2, name=node.name)
+    to = node.inputs[0].dtype if node.inputs[0].dtype is not None else ir.DataType.FLOAT
+    cast = ir.node("Cast", [new.outputs[1]], attributes={"to": int(to)}, name=f"{node.name}_mask_cast")
+    cast.meta[VERSION_KEY] = latest_version("Cast")
+    ctx.replace(node, [new, cast], [new.outputs[0], cast.outputs[0]])
+    _ = old_mask
+    return new
+
+
 @adapter("Dropout", 10)
 def dropout_to_12(node, ctx):
     ratio = attr(node, "ratio", 0.5)

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from onnxport import importer
+from onnxport import ImportCase, importer
 
 from ._padding import spatial_settings
 from ._static import ints
@@ -151,7 +151,13 @@ def global_max_pool(ctx, x):
     return jnp.max(x, axis=tuple(range(2, x.ndim)), keepdims=True)
 
 
-@importer("GlobalLpPool", since=22)
+# no official node case and no runtime implements GlobalLpPool-22: small hand-computed cases
+@importer("GlobalLpPool", since=22, cases=[
+    ImportCase((np.array([[[[3.0, 4.0]], [[-6.0, 8.0]]]], np.float32),), {"p": 2},
+               expected=(np.array([[[[5.0]], [[10.0]]]], np.float32),), name="p2"),
+    ImportCase((np.array([[[1.0, -1.0, 2.0]]], np.float32),), {"p": 1},
+               expected=(np.array([[[4.0]]], np.float32),), name="p1_1d"),
+])
 def global_lp_pool(ctx, x, *, p):
     s = jnp.sum(jnp.abs(x) ** p, axis=tuple(range(2, x.ndim)), keepdims=True)
     return (s ** (1.0 / p)).astype(x.dtype)
