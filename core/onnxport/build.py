@@ -130,7 +130,8 @@ class Builder:
             or value.name in self._initializers
         )
         if needs_copy:
-            value = self.op("Identity", value)
+            src, value = value, self.op("Identity", value)
+            value.dtype, value.shape = src.dtype, src.shape
         if name is not None and value.name != name:
             self._names.discard(value.name)
             value.name = self.unique_name(name)

@@ -10,7 +10,7 @@ import numpy as np
 TOLERANCES: dict[str, tuple[float, float]] = {
     "float64": (1e-7, 1e-9),
     "float32": (1e-3, 1e-5),
-    "float16": (1e-2, 1e-3),
+    "float16": (1e-2, 5e-3),  # composite ops (Attention, GridSample) round differently per runtime
     "bfloat16": (2e-2, 1e-2),
     "complex64": (1e-3, 1e-5),
     "complex128": (1e-7, 1e-9),

@@ -97,6 +97,24 @@ def _export_selected(prim: Any, ops: set[str]) -> bool:
     return prim.target in ops or any(op in ops for s in prim.samples for op in s.emits)
 
 
+def _export_samples(reg: Any, backend: str, ops: set[str]) -> list[tuple[Any, int, Any]]:
+    """``(primitive, index, sample)`` of the selected export samples, each sample once.
+
+    A function registered for several targets with one ``samples=`` list (``aten.eq.Tensor`` and
+    ``aten.eq.Scalar``) declares the same samples for each: they are tested under the first target.
+    """
+    seen: set[tuple[int, int]] = set()
+    out = []
+    for prim in reg.exports(backend):
+        if not _export_selected(prim, ops):
+            continue
+        for i, s in enumerate(prim.samples):
+            if (id(prim.fn), id(s)) not in seen:
+                seen.add((id(prim.fn), id(s)))
+                out.append((prim, i, s))
+    return out
+
+
 def _import_selected(prim: Any, ops: set[str]) -> bool:
     return not ops or prim.op_type in ops
 
@@ -148,10 +166,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:  # noqa: C901 - on
     if "onnx_export_sample" in names:
         params = []
         for b in _backends(config):
-            for prim in reg.exports(b):
-                if _export_selected(prim, ops):
-                    for i, s in enumerate(prim.samples):
-                        params.append(pytest.param((b, prim, i), id=f"{b}-export-{prim.target}-{s.name or i}"))
+            for prim, i, s in _export_samples(reg, b, ops):
+                params.append(pytest.param((b, prim, i), id=f"{b}-export-{prim.target}-{s.name or i}"))
         metafunc.parametrize("onnx_export_sample", params)
     if "onnx_roundtrip" in names:
         params = []
@@ -159,10 +175,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:  # noqa: C901 - on
             backend = reg.backends[b]
             if not hasattr(backend, "export_model"):
                 continue
-            for prim in reg.exports(b):
-                if _export_selected(prim, ops):
-                    for i, s in enumerate(prim.samples):
-                        params.append(pytest.param((b, "sample", prim, i), id=f"{b}-roundtrip-{prim.target}-{s.name or i}"))
+            for prim, i, s in _export_samples(reg, b, ops):
+                params.append(pytest.param((b, "sample", prim, i), id=f"{b}-roundtrip-{prim.target}-{s.name or i}"))
             seen: set[tuple[str, str]] = set()
             for c in _runnable(b, _selected_cases(config)):
                 if V.is_plain_case(c) and c.ops[0] not in seen:  # one case per op keeps this cheap

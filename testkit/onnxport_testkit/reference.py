@@ -24,19 +24,23 @@ def run_onnxruntime(model: onnx.ModelProto, inputs: list[Any]) -> list[Any]:
     return sess.run(None, feeds)
 
 
+def run_onnx_reference(model: onnx.ModelProto, inputs: list[Any]) -> list[Any]:
+    """Outputs of ONNX's own reference evaluator (numpy, the spec's executable form)."""
+    from onnx.reference import ReferenceEvaluator
+
+    names = [i.name for i in model.graph.input]
+    init = {i.name for i in model.graph.initializer}
+    names = [n for n in names if n not in init]
+    with np.errstate(all="ignore"):
+        return list(ReferenceEvaluator(model).run(None, dict(zip(names, inputs))))
+
+
 def run_reference(model: onnx.ModelProto, inputs: list[Any]) -> tuple[list[Any], str]:
     """Outputs of the model and which runtime produced them."""
     try:
         return run_onnxruntime(model, inputs), "onnxruntime"
     except Exception as ort_exc:  # noqa: BLE001 - fall back to the reference evaluator
         try:
-            from onnx.reference import ReferenceEvaluator
-
-            names = [i.name for i in model.graph.input]
-            init = {i.name for i in model.graph.initializer}
-            names = [n for n in names if n not in init]
-            with np.errstate(all="ignore"):
-                out = ReferenceEvaluator(model).run(None, dict(zip(names, inputs)))
-            return list(out), "onnx.reference"
+            return run_onnx_reference(model, inputs), "onnx.reference"
         except Exception as ref_exc:  # noqa: BLE001
             raise ReferenceUnavailable(f"onnxruntime: {ort_exc}; onnx.reference: {ref_exc}") from ref_exc

@@ -1,65 +1,84 @@
-"""Every torch export primitive's declared samples: trace, export, checker, onnxruntime, ops.
+"""The torch backend's export hooks for the testkit's generated sample tests.
 
-Each sample is exported once with dim 0 of every input left to torch (``Dim.AUTO``: symbolic
-where the module allows it), then checked in onnxruntime at the example size and, where the
-graph kept the dim symbolic, at a larger one. This is what exercises the symbolic-size
-primitives (``aten.sym_size.int``, ``operator.mul`` ...).
+Every declared sample runs as ``test_onnx_export_sample`` / ``test_onnx_roundtrip`` in
+``tests/test_generated.py``; these tests check that the torch-specific parts of those runs
+(symbolic batch, the larger batch, traced targets, parameter names) really take effect.
 """
 
 from __future__ import annotations
 
 import pytest
 import torch
+from torch import nn
 
 import onnxport
-from onnxport_torch.exporter import run_sample
-
-from ._export_check import check_model, compare, op_types
-
-_PRIMS = onnxport.registry().exports("torch")
+from onnxport_testkit import runner
 
 
-def _cases():
-    """One case per (primitive function, sample): stacked targets share their samples."""
-    seen: set[tuple[int, int]] = set()
-    targets: dict[int, list[str]] = {}
-    for p in _PRIMS:
-        targets.setdefault(id(p.fn), []).append(p.target)
-    for p in _PRIMS:
-        for i, s in enumerate(p.samples):
-            if (id(p.fn), id(s)) in seen:
-                continue
-            seen.add((id(p.fn), id(s)))
-            yield pytest.param(targets[id(p.fn)], s, id=f"{p.target}-{s.name or i}")
+def _prim(target: str):
+    return onnxport.registry().find_export("torch", target)
 
 
-_CASES = list(_cases())
+def test_sample_is_also_run_at_a_larger_batch(monkeypatch):
+    """A sample whose dim 0 stays symbolic runs in onnxruntime at its size and one row more."""
+    from onnxport_testkit import reference
+
+    shapes: list[tuple[int, ...]] = []
+    run = reference.run_onnxruntime
+
+    def spy(model, inputs):
+        shapes.append(tuple(inputs[0].shape))
+        return run(model, inputs)
+
+    monkeypatch.setattr(reference, "run_onnxruntime", spy)
+    prim = _prim("aten.sym_size.int")
+    runner.run_export_sample("torch", prim, 0, {})
+    assert shapes == [(4, 6), (5, 6)]
 
 
-def test_every_primitive_has_samples():
-    assert _PRIMS, "no torch export primitives registered"
-    missing = [p.target for p in _PRIMS if not p.samples]
-    assert not missing, f"export primitives without samples: {missing}"
+def test_prepared_sample_is_in_eval_mode_with_a_symbolic_batch():
+    backend = onnxport.get_backend("torch")
+    sample = _prim("aten._native_batch_norm_legit_no_training.default").samples[0]
+    sample.fn.train()
+    ready, options = backend.prepare_export_sample(sample)
+    assert not ready.fn.training
+    assert options["dynamic_shapes"] == ({0: torch.export.Dim.AUTO},)
 
 
-def _grow(t: torch.Tensor) -> torch.Tensor:
-    """One more row along dim 0, copied from the first (index tensors stay in range)."""
-    return torch.cat([t, t[:1]], 0)
+def test_sample_must_trace_its_own_primitive():
+    """A sample that never reaches its primitive's ATen op fails the check."""
+    backend = onnxport.get_backend("torch")
+    relu = _prim("aten.relu.default")
+    sample = _prim("aten.tanh.default").samples[0]
+    model = backend.export_model(sample.fn, sample.args)
+    with pytest.raises(AssertionError, match="exercises none of"):
+        backend.check_exported_sample(relu, sample, model)
+    backend.check_exported_sample(_prim("aten.tanh.default"), sample, model)
 
 
-@pytest.mark.parametrize("targets,sample", _CASES)
-def test_sample(targets, sample):
-    args = sample.args
-    dyn = tuple({0: torch.export.Dim.AUTO} if a.dim() and a.shape[0] > 1 else None for a in args)
-    module = sample.fn.eval() if isinstance(sample.fn, torch.nn.Module) else sample.fn
-    model = run_sample(sample.fn, args, dynamic_shapes=dyn)
-    proto = check_model(model)
-    tol = dict(rtol=max(sample.rtol, 1e-4), atol=max(sample.atol, 1e-4))
-    compare(module, proto, args, **tol)
-    traced = model.meta["onnxport.torch.targets"]
-    assert set(targets) & set(traced), f"the sample exercises none of {targets}; traced: {traced}"
-    missing = set(sample.emits) - op_types(model)
-    assert not missing, f"expected ops {missing} not in {sorted(op_types(model))}"
-    symbolic = [bool(v.shape is not None and len(v.shape) and not isinstance(v.shape[0], int)) for v in model.graph.inputs]
-    if any(symbolic):
-        compare(module, proto, tuple(_grow(a) if d else a for a, d in zip(args, symbolic)), **tol)
+def test_round_trip_keeps_parameter_names():
+    backend = onnxport.get_backend("torch")
+    m = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2)).eval()
+    sample = onnxport.Sample(m, (torch.randn(2, 4),))
+    imported = onnxport.import_model(backend.export_model(m, sample.args), backend="torch")
+    backend.check_roundtrip(sample, imported)
+    assert sorted(dict(imported.named_parameters())) == sorted(dict(m.named_parameters()))
+    with torch.no_grad():
+        imported.get_submodule("2").weight.add_(1.0)
+    with pytest.raises(AssertionError, match="changed"):
+        backend.check_roundtrip(sample, imported)
+
+
+def test_plain_function_export_and_kwargs():
+    backend = onnxport.get_backend("torch")
+    model = backend.export_model(lambda x, y: x * y, (torch.randn(3), torch.randn(3)))
+    assert [n.op_type for n in model.graph] == ["Mul"]
+
+    class Scaled(nn.Module):
+        def forward(self, x, *, scale):
+            return x * scale
+
+    model = backend.export_model(Scaled(), (torch.randn(3),), example_kwargs={"scale": torch.randn(3)})
+    assert len(model.graph.inputs) == 2
+    with pytest.raises(onnxport.InputError, match="not int"):
+        backend.export_model(3, ())

@@ -222,3 +222,17 @@ def test_pickling_whole_module_gives_a_clear_error(mlp_model):
     model = onnxport.import_model(mlp_model, backend="torch")
     with pytest.raises(onnxport.OnnxportError, match="state_dict"):
         torch.save(model, io.BytesIO())
+
+
+def test_dropout_exported_in_training_mode_follows_train_eval():
+    """An exporter's constant training_mode=True is the export's mode; train()/eval() decide."""
+    ratio = numpy_helper.from_array(np.array(0.5, np.float32), "ratio")
+    mode = numpy_helper.from_array(np.array(True), "training_mode")
+    node = helper.make_node("Dropout", ["x", "ratio", "training_mode"], ["y"], name="drop")
+    model = onnxport.import_model(make_model([node], [tensor_info("x", [64, 64])], [tensor_info("y", [64, 64])],
+                                             [ratio, mode], opset=22))
+    x = torch.ones(64, 64)
+    torch.testing.assert_close(model(x), x)  # imported in eval mode
+    model.train()
+    y = model(x)
+    assert (y == 0).any() and torch.allclose(y[y != 0], torch.tensor(2.0))

@@ -30,7 +30,7 @@ def test_mlp_becomes_native_layers(mlp_model):
     seq = onnxport.to_sequential(mlp_model, backend="torch")
     assert isinstance(seq, nn.Sequential) and len(seq) == 3
     assert isinstance(seq[0], nn.Linear) and isinstance(seq[2], nn.Linear)
-    w = {t.name: torch.from_numpy(numpy_helper.to_array(t)) for t in mlp_model.graph.initializer}
+    w = {t.name: torch.from_numpy(numpy_helper.to_array(t).copy()) for t in mlp_model.graph.initializer}
     x = torch.randn(5, 4)
     expected = torch.relu(x @ w["fc1.weight"].T + w["fc1.bias"]) @ w["fc2.weight"].T + w["fc2.bias"]
     torch.testing.assert_close(seq(x), expected, rtol=1e-5, atol=1e-5)

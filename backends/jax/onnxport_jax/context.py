@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextvars
 from typing import Any
 
+import jax
 import numpy as np
 import onnx_ir as ir
 
 from onnxport.driver import node_label
-from onnxport.errors import ConversionError
+from onnxport.errors import ConversionError, InputError
 
 from . import dtypes
 
@@ -36,6 +38,22 @@ class Mode:
         self.training = False
 
 
+class CallState:
+    """What one ``apply`` call adds to the import-time facts: its PRNG key, its train/eval
+    override and the running-statistics updates its nodes produce (BatchNormalization)."""
+
+    __slots__ = ("rng", "training", "updates")
+
+    def __init__(self, rng: Any = None, training: bool | None = None):
+        self.rng = rng
+        self.training = training
+        self.updates: dict[str, Any] = {}
+
+
+#: the state of the ``apply`` call being traced or run (None outside one)
+CALL: contextvars.ContextVar[CallState | None] = contextvars.ContextVar("onnxport_jax_call", default=None)
+
+
 def is_static(x: Any) -> bool:
     """Whether ``x`` is a value known at trace time (numpy array/scalar, or a list of them)."""
     if x is None or isinstance(x, (np.ndarray, np.generic, int, float, bool)):
@@ -55,7 +73,8 @@ class NodeContext:
     """
 
     def __init__(self, node: ir.Node, opset: int, version: int, mode: Mode,
-                 consts: dict[int, np.ndarray] | None = None):
+                 consts: dict[int, np.ndarray] | None = None, index: int = 0,
+                 param_keys: dict[int, str] | None = None):
         self.name: str = node.name or ""
         self.label: str = node_label(node)
         self.op_type: str = node.op_type
@@ -75,6 +94,8 @@ class NodeContext:
         )
         self._consts = dict(consts or {})
         self._mode = mode
+        self._index = index  # unique per node of the model: folded into the call's PRNG key
+        self._param_keys = dict(param_keys or {})
 
     # -- static facts -------------------------------------------------------------------
     def const(self, i: int) -> np.ndarray | None:
@@ -108,8 +129,40 @@ class NodeContext:
 
     @property
     def training(self) -> bool:
-        """Whether the imported model is in training mode (Dropout, BatchNormalization)."""
+        """Whether this call runs in training mode (Dropout, BatchNormalization): the
+        ``training=`` argument of ``apply`` if given, else the model's mode (``model.train()``)."""
+        call = CALL.get()
+        if call is not None and call.training is not None:
+            return call.training
         return self._mode.training
+
+    def rng(self, seed: float | None = None) -> jax.Array:
+        """A PRNG key for this node: from the ``seed`` attribute when set (the same draws on
+        every call), else this call's key (``apply(..., rng=key)``) folded with the node's index,
+        so every node of every call with a fresh key draws fresh values."""
+        if seed is not None:
+            return jax.random.key(int(seed))
+        call = CALL.get()
+        if call is None or call.rng is None:
+            raise InputError(
+                f"node {self.label} draws random values and has no seed: pass a PRNG key, "
+                "model.apply(params, *inputs, rng=jax.random.key(n)); model(...) draws one per call"
+            )
+        key = call.rng
+        if not jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+            key = jax.random.wrap_key_data(key)  # a raw uint32[2] key (jax.random.PRNGKey)
+        return jax.random.fold_in(key, self._index)
+
+    def param_key(self, i: int) -> str | None:
+        """The ``params`` name of input ``i`` when it is a trainable initializer, else None."""
+        return self._param_keys.get(i)
+
+    def update(self, i: int, value: Any) -> None:
+        """Report a new value for initializer input ``i`` (BatchNormalization's running
+        statistics in training mode); ``apply(..., return_updates=True)`` returns them by name."""
+        call, key = CALL.get(), self._param_keys.get(i)
+        if call is not None and key is not None:
+            call.updates[key] = value
 
     def error(self, message: str) -> ConversionError:
         """A ConversionError naming this node: ``raise ctx.error("...")``."""

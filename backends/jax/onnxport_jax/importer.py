@@ -21,19 +21,25 @@ from onnxport.driver import ImportPlan, iter_graphs
 from onnxport.errors import ConversionError, InputError, OnnxportError
 
 from . import dtypes
-from .context import DataDependentError, Mode, NodeContext, is_static
+from .context import CALL, CallState, DataDependentError, Mode, NodeContext, is_static
 
-#: ops never evaluated ahead of time (random, or mode-dependent)
-_NO_FOLD = {
+#: ops that draw random values
+_RANDOM = {
     "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Bernoulli",
-    "Multinomial", "Dropout", "If", "Loop", "Scan", "SequenceMap",
+    "Multinomial", "Dropout",
 }
+#: ops never evaluated ahead of time (random, or mode-dependent)
+_NO_FOLD = _RANDOM | {"If", "Loop", "Scan", "SequenceMap"}
 #: (op_type, input index) where a float initializer is a setting, not a weight to train
 _SETTING_INPUTS = {
     ("Resize", 1), ("Resize", 2), ("Upsample", 1), ("Clip", 1), ("Clip", 2), ("Pad", 2),
     ("ConstantOfShape", 0), ("Range", 0), ("Range", 1), ("Range", 2), ("Dropout", 1),
 }
-_FOLD_LIMIT = 1 << 26  # elements; larger folded constants stay runtime computations
+_FOLD_LIMIT = 1 << 28  # elements; larger folded constants stay runtime computations
+#: folded constants of at least this many elements that feed runtime nodes are passed to the
+#: compiled function as arguments (``model.consts``) instead of being embedded in its HLO,
+#: where they slow compilation and where XLA rewrites uniform ones into per-call broadcasts
+_HOIST_MIN = 1 << 12
 #: what JAX raises when a traced value is used where a concrete one is needed
 _TRACER_ERRORS = (
     jax.errors.ConcretizationTypeError,
@@ -232,15 +238,23 @@ class JaxModel:
     """
 
     def __init__(self, program: Program, params: dict[str, jax.Array], param_values: dict[str, ir.Value],
-                 static: dict[ir.Value, Any], info: dict[str, Any], mode: Mode, x64: bool):
+                 static: dict[ir.Value, Any], info: dict[str, Any], mode: Mode, x64: bool,
+                 consts: dict[str, jax.Array] | None = None, const_values: dict[str, ir.Value] | None = None,
+                 random: bool = False, seed: int | None = None):
         self._program = program
         self.params: dict[str, jax.Array] = params
+        #: large constants computed at import time, passed to compiled code as arguments
+        self.consts: dict[str, jax.Array] = dict(consts or {})
+        self._const_values = dict(const_values or {})
         self._param_values = param_values
         self._param_dtypes = {k: np.dtype(v.dtype) for k, v in params.items()}
         self._static = static
         self._info = info
         self._mode = mode
         self._x64 = x64
+        self._random = random
+        self._seed = seed
+        self._key: jax.Array | None = None
 
     # -- facts --------------------------------------------------------------------------
     @property
@@ -260,13 +274,37 @@ class JaxModel:
     def training(self) -> bool:
         return self._mode.training
 
+    @property
+    def has_random_ops(self) -> bool:
+        """Whether the graph holds Dropout or random ops (which take ``rng`` when unseeded)."""
+        return self._random
+
     def train(self, mode: bool = True) -> JaxModel:
-        """Switch Dropout/BatchNormalization to training behaviour (read when ``apply`` is traced)."""
+        """Training behaviour: Dropout drops, BatchNormalization normalizes with batch statistics
+        (and ``model(...)`` updates the running statistics in :attr:`params`). Read when ``apply``
+        is traced: ``model.jit()`` and ``model(...)`` follow it; a ``jax.jit(model.apply)``
+        traced before the switch does not (pass ``training=`` as a static argument instead)."""
         self._mode.training = mode
         return self
 
     def eval(self) -> JaxModel:
+        """Inference behaviour (the default after import): Dropout is the identity,
+        BatchNormalization uses the running statistics."""
         return self.train(False)
+
+    def seed(self, seed: int) -> JaxModel:
+        """Restart the key sequence ``model(...)`` draws its per-call PRNG keys from."""
+        self._seed, self._key = int(seed), None
+        return self
+
+    def next_key(self) -> jax.Array:
+        """The next PRNG key of the model's own sequence (``import_model(..., seed=n)``, else
+        seeded from numpy's global generator): what ``model(...)`` passes as ``rng``."""
+        if self._key is None:
+            seed = self._seed if self._seed is not None else int(np.random.randint(0, 2**31 - 1))
+            self._key = jax.random.key(seed)
+        self._key, sub = jax.random.split(self._key)
+        return sub
 
     def x64_scope(self) -> contextlib.AbstractContextManager:
         """``jax.enable_x64(True)`` if the model holds 64-bit values, else a no-op."""
@@ -274,27 +312,72 @@ class JaxModel:
 
     # -- running ------------------------------------------------------------------------
     def __call__(self, *inputs: Any, **named: Any) -> Any:
+        """Run eagerly with :attr:`params`: a fresh PRNG key per call (:meth:`next_key`) and, in
+        training mode, the new BatchNormalization running statistics stored in :attr:`params`."""
+        rng = self.next_key() if self._random else None
         with self.x64_scope():
-            return self.apply(self.params, *inputs, **named)
+            out, updates = self._apply(self.params, self._bind_inputs(inputs, named), (), self.consts,
+                                       rng, None, True)
+        if updates:
+            self.params = {**self.params, **updates}
+        return out
 
-    def apply(self, params: dict[str, Any], *inputs: Any, **named: Any) -> Any:
-        """Run the graph with ``params`` (a dict like :attr:`params`) on the graph inputs."""
-        return self._apply(params, self._bind_inputs(inputs, named), ())
+    def apply(self, params: dict[str, Any], *inputs: Any, rng: Any = None, training: bool | None = None,
+              return_updates: bool = False, consts: dict[str, Any] | None = None, **named: Any) -> Any:
+        """Run the graph with ``params`` (a dict like :attr:`params`) on the graph inputs.
+
+        ``rng``: a PRNG key (``jax.random.key``) for Dropout and unseeded random ops; each node
+        draws from its own subkey of it, so a new key gives new draws and the same key the same
+        ones (ops with a ``seed`` attribute ignore it). ``training``: True/False overrides the
+        model's mode (a static value: ``jax.jit(model.apply, static_argnames="training")``).
+        ``return_updates``: also return ``{param name: new value}`` for the running statistics
+        that BatchNormalization computes in training mode. ``consts``: :attr:`consts` passed in
+        (so that jitted code receives them as arguments; default: closed over).
+        """
+        return self._apply(params, self._bind_inputs(inputs, named), (), consts, rng, training,
+                           return_updates)
 
     def jit(self, **jit_kwargs: Any) -> Callable[..., Any]:
-        """``jax.jit(apply)`` called with 64-bit types enabled where the model needs them:
-        ``f = model.jit(); f(params, *inputs)``."""
-        jitted = jax.jit(self.apply, **jit_kwargs)
+        """A jitted ``apply``, run with 64-bit types enabled where the model needs them:
+        ``f = model.jit(); f(params, *inputs, rng=key)``. It takes :attr:`consts` as arguments and
+        retraces when the model's train/eval mode (or ``training=``) changes."""
+        jitted = jax.jit(self._jit_target, static_argnums=(5, 6), **jit_kwargs)
 
-        def call(params: dict[str, Any], *inputs: Any, **named: Any) -> Any:
+        def call(params: dict[str, Any], *inputs: Any, rng: Any = None, training: bool | None = None,
+                 return_updates: bool = False, **named: Any) -> Any:
+            mode = self.training if training is None else bool(training)
             with self.x64_scope():
-                return jitted(params, *inputs, **named)
+                return jitted(params, self.consts, inputs, named, rng, mode, bool(return_updates))
 
         return call
 
-    def _apply(self, params: dict[str, Any], inputs: list[Any], keep_static: tuple[int, ...]) -> Any:
+    def _jit_target(self, params: dict[str, Any], consts: dict[str, Any], inputs: tuple, named: dict,
+                    rng: Any, training: bool, return_updates: bool) -> Any:
+        return self._apply(params, self._bind_inputs(inputs, named), (), consts, rng, training, return_updates)
+
+    def _apply(self, params: dict[str, Any], inputs: list[Any], keep_static: tuple[int, ...],
+               consts: dict[str, Any] | None = None, rng: Any = None, training: bool | None = None,
+               return_updates: bool = False) -> Any:
+        if isinstance(training, jax.core.Tracer) or isinstance(return_updates, jax.core.Tracer):
+            raise InputError("training= and return_updates= decide the traced graph: mark them static "
+                             "(jax.jit(model.apply, static_argnames=('training', 'return_updates'))) "
+                             "or use model.jit() / model.train()")
+        state = CallState(rng, None if training is None else bool(training))
+        token = CALL.set(state)
+        try:
+            out = self._run(params, inputs, keep_static, self.consts if consts is None else consts)
+        finally:
+            CALL.reset(token)
+        return (out, state.updates) if return_updates else out
+
+    def _run(self, params: dict[str, Any], inputs: list[Any], keep_static: tuple[int, ...],
+             consts: dict[str, Any]) -> Any:
         with self.x64_scope():
             env = _Env(self._static)
+            for key, v in self._const_values.items():
+                if key not in consts:
+                    raise InputError(f"consts lack {key!r}; pass model.consts")
+                env[v] = consts[key]
             missing = [k for k in self._param_values if k not in params]
             if missing:
                 raise InputError(f"params lack {missing[:5]}{' ...' if len(missing) > 5 else ''}")
@@ -390,7 +473,10 @@ class _Builder:
         self.params: dict[str, jax.Array] = {}
         self.param_values: dict[str, ir.Value] = {}
         self.param_set: set[ir.Value] = set()
+        self.param_key_of: dict[ir.Value, str] = {}
         self.trainable_mode = options.get("trainable", "auto")
+        self.node_count = 0
+        self.random = False
 
     def collect_initializers(self) -> None:
         for g in iter_graphs(self.plan.model.graph):
@@ -405,6 +491,7 @@ class _Builder:
                     key = v.name or f"param_{len(self.params)}"
                     self.param_values[key] = v
                     self.param_set.add(v)
+                    self.param_key_of[v] = key
                     self.params[key] = arr  # turned into jax arrays inside the x64 scope
                 else:
                     self.static[v] = arr
@@ -441,7 +528,10 @@ class _Builder:
             i: v_arr for i, v in enumerate(node.inputs)
             if v is not None and (v_arr := self.static.get(v)) is not None and isinstance(v_arr, np.ndarray)
         }
-        ctx = NodeContext(node, info.opset, info.version, self.mode, consts)
+        param_keys = {i: self.param_key_of[v] for i, v in enumerate(node.inputs) if v in self.param_key_of}
+        self.node_count += 1
+        self.random |= node.op_type in _RANDOM
+        ctx = NodeContext(node, info.opset, info.version, self.mode, consts, self.node_count, param_keys)
         subgraphs: list[tuple[str, list[Program], bool]] = []
         for name, attr in node.attributes.items():
             if attr.type == ir.AttributeType.GRAPH:
@@ -462,6 +552,35 @@ class _Builder:
                         self.static[v] = o
                 return None
         return step
+
+    def hoist(self, program: Program) -> tuple[dict[str, Any], dict[str, ir.Value]]:
+        """Large folded constants read by runtime steps: ``{key: array}``, ``{key: value}``."""
+        arrays: dict[str, Any] = {}
+        values: dict[str, ir.Value] = {}
+        seen: set[ir.Value] = set()
+        for step in _iter_steps(program):
+            for v in step.inputs:
+                if v is None or v in seen or v in self.param_set:
+                    continue
+                arr = self.static.get(v)
+                if not isinstance(arr, np.ndarray) or arr.size < _HOIST_MIN:
+                    continue
+                if arr.dtype.kind not in "fiub" and arr.dtype.name != "bfloat16":
+                    continue
+                seen.add(v)
+                key = v.name or f"const_{len(values)}"
+                while key in values or key in self.param_values:
+                    key += "_"
+                values[key], arrays[key] = v, arr
+        return arrays, values
+
+
+def _iter_steps(program: Program) -> Iterator[_Step]:
+    for step in program.steps:
+        yield step
+        for _, progs, _ in step.subgraphs:
+            for p in progs:
+                yield from _iter_steps(p)
 
 
 def _is_weight_use(v: ir.Value) -> bool:
@@ -514,7 +633,8 @@ def import_plan(plan: ImportPlan, **options: Any) -> JaxModel:
 
     Options: ``trainable="auto"|"all"|"none"`` (which float initializers become params),
     ``x64="auto"|True|False`` (64-bit types: enabled in the model's own scope when needed, or
-    refused with an error unless ``jax_enable_x64`` is on), ``training=False``.
+    refused with an error unless ``jax_enable_x64`` is on), ``training=False``, ``seed=None``
+    (starts the key sequence ``model(...)`` draws per-call PRNG keys from).
     """
     options = {**plan.options, **options}
     graph = plan.model.graph
@@ -533,12 +653,16 @@ def import_plan(plan: ImportPlan, **options: Any) -> JaxModel:
         builder.mode.training = bool(options.get("training", False))
         program = builder.compile(graph)
         params = {k: jnp.asarray(a) for k, a in builder.params.items()}
+        hoisted, const_values = builder.hoist(program)
+        consts = {k: jnp.asarray(a) for k, a in hoisted.items()}
     info = {
         "inputs": [_input_spec(v) for v in graph.inputs],
         "outputs": [v.name for v in graph.outputs],
         "graph_name": graph.name,
     }
-    return JaxModel(program, params, builder.param_values, builder.static, info, builder.mode, needs)
+    seed = options.get("seed")
+    return JaxModel(program, params, builder.param_values, builder.static, info, builder.mode, needs,
+                    consts, const_values, builder.random, None if seed is None else int(seed))
 
 
 class JaxBackend:
@@ -566,11 +690,14 @@ class JaxBackend:
         shape depends on data (NonZero, Unique ...) finally run eagerly.
         """
         values = model._bind_inputs(tuple(inputs), {})
+        # unseeded random ops draw from numpy's global generator (np.random.seed repeats them)
+        rng = jax.random.key(np.random.randint(0, 2**31 - 1)) if model.has_random_ops else None
         with model.x64_scope():
             try:
                 if any(_has_strings(x) for x in values):
                     raise DataDependentError("string inputs cannot be traced")
-                out = jax.jit(lambda p, xs: model._apply(p, xs, ()))(model.params, values)
+                out = jax.jit(lambda p, c, xs, k: model._apply(p, xs, (), c, k))(
+                    model.params, model.consts, values, rng)
             except DataDependentError:
                 static = tuple(i for i, x in enumerate(values) if _static_candidate(x))
                 try:
@@ -579,13 +706,13 @@ class JaxBackend:
                     dyn = [None if i in static else x for i, x in enumerate(values)]
                     fixed = {i: _to_numpy(values[i]) for i in static}
 
-                    def part(p: dict[str, Any], xs: list[Any]) -> Any:
+                    def part(p: dict[str, Any], c: dict[str, Any], xs: list[Any], k: Any) -> Any:
                         merged = [fixed[i] if i in fixed else x for i, x in enumerate(xs)]
-                        return model._apply(p, merged, static)
+                        return model._apply(p, merged, static, c, k)
 
-                    out = jax.jit(part)(model.params, dyn)
+                    out = jax.jit(part)(model.params, model.consts, dyn, rng)
                 except DataDependentError:
-                    out = model._apply(model.params, values, ())
+                    out = model._apply(model.params, values, (), model.consts, rng)
         outs = list(out) if isinstance(out, tuple) else [out]
         return [_to_numpy(o) for o in outs]
 

@@ -439,7 +439,7 @@ def decomposition_table() -> Any:
 
 # -- entry point ---------------------------------------------------------------------------------
 def export_model(
-    module: torch.nn.Module,
+    module: torch.nn.Module | Callable[..., Any],
     example_inputs: Any = (),
     *,
     opset: int | None = None,
@@ -451,6 +451,7 @@ def export_model(
     """Export a ``torch.nn.Module`` to an ONNX IR model.
 
     :param module: the module; exported in its current mode (call ``.eval()`` first for inference).
+        A plain function of tensors is traced as the ``forward`` of a wrapper module.
     :param example_inputs: a tensor or a tuple of positional inputs.
     :param opset: the default-domain opset, :data:`MIN_OPSET` to the newest onnx knows
         (default :data:`DEFAULT_OPSET`).
@@ -469,6 +470,12 @@ def export_model(
     newest = _spec.latest_opset()
     if not MIN_OPSET <= opset <= newest:
         raise ConversionError(f"opset {opset} is outside the supported range {MIN_OPSET}..{newest}")
+    if not isinstance(module, torch.nn.Module):
+        if not callable(module):
+            raise InputError(f"export_model exports a torch.nn.Module or a function, not {type(module).__name__}")
+        if dynamic_shapes is not None:  # _FunctionModule.forward(*args) takes them nested
+            dynamic_shapes = (tuple(dynamic_shapes),)
+        module = _FunctionModule(module)
     args = example_inputs if isinstance(example_inputs, tuple) else (
         tuple(example_inputs) if isinstance(example_inputs, list) else (example_inputs,)
     )
@@ -496,12 +503,10 @@ def export_model(
 
 
 def run_sample(fn: Callable | torch.nn.Module, args: tuple[Any, ...], **options: Any) -> ir.Model:
-    """Export a sample's callable (a module or a plain function) -- used by tests."""
+    """Export a sample's callable (a module, switched to eval mode, or a plain function)."""
     if isinstance(fn, torch.nn.Module):
-        return export_model(fn.eval(), args, **options)
-    if options.get("dynamic_shapes") is not None:  # forward(*args) takes them nested
-        options = {**options, "dynamic_shapes": (tuple(options["dynamic_shapes"]),)}
-    return export_model(_FunctionModule(fn).eval(), args, **options)
+        fn.eval()
+    return export_model(fn, args, **options)
 
 
 class _FunctionModule(torch.nn.Module):
@@ -514,3 +519,61 @@ class _FunctionModule(torch.nn.Module):
     def forward(self, *args: Any) -> Any:
         return self.fn(*args)
 
+
+# -- testkit support (the backend object's export hooks, see onnxport_testkit.runner) -------------
+class ExportSupport:
+    """The torch backend's export side as the testkit calls it."""
+
+    name = "torch"
+
+    def export_model(self, module: Any, example_inputs: Any = (), **options: Any) -> ir.Model:
+        """:func:`export_model`; the testkit's ``example_kwargs`` are ``forward``'s keyword inputs."""
+        kwargs = options.pop("example_kwargs", None)
+        if kwargs:
+            options["kwargs"] = kwargs
+        return export_model(module, example_inputs, **options)
+
+    @staticmethod
+    def prepare_export_sample(sample: Any) -> tuple[Any, dict[str, Any]]:
+        """Modules in eval mode; dim 0 of every input with more than one row left to torch
+        (``Dim.AUTO``: symbolic where the traced code allows), which is what exercises the
+        symbolic-size primitives (``aten.sym_size.int``, ``operator.mul`` ...)."""
+        if isinstance(sample.fn, torch.nn.Module):
+            sample.fn.eval()
+        dyn = tuple(
+            {0: torch.export.Dim.AUTO} if isinstance(a, torch.Tensor) and a.dim() and a.shape[0] > 1 else None
+            for a in sample.args
+        )
+        return sample, ({"dynamic_shapes": dyn} if any(d is not None for d in dyn) else {})
+
+    def check_exported_sample(self, prim: Any, sample: Any, model: ir.Model) -> None:
+        """The sample traced one of the ATen ops its primitive function is registered for."""
+        targets = {p.target for p in onnxport.registry().exports(self.name) if p.fn is prim.fn}
+        traced = model.meta.get("onnxport.torch.targets", [])
+        assert targets & set(traced), f"the sample exercises none of {sorted(targets)}; traced: {traced}"
+
+    @staticmethod
+    def run_native(fn: Callable, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[np.ndarray]:
+        """The tensor leaves of ``fn``'s output (pytree order, as torch.export orders outputs)."""
+        with torch.no_grad():
+            out = fn(*args, **kwargs)
+        leaves, _ = torch.utils._pytree.tree_flatten(out)
+        return [dtypes.to_numpy(t.detach()) for t in leaves if isinstance(t, torch.Tensor)]
+
+    @staticmethod
+    def check_roundtrip(sample: Any, imported: torch.nn.Module) -> None:
+        """A module's parameters come back with their values: under their own names, or (a layer
+        that is the root module itself, which the import nests in a native submodule) as the
+        ONNX initializers the import records them by."""
+        if not isinstance(sample.fn, torch.nn.Module):
+            return
+        ours = dict(sample.fn.named_parameters())
+        back = dict(imported.named_parameters())
+        keys = imported.initializer_keys  # ONNX initializer name -> state_dict key
+        for k, p in ours.items():
+            got = back.get(k)
+            if got is None and "." not in k and k in keys:
+                got = imported.get_parameter(keys[k])
+            assert got is not None, f"parameter {k!r} is missing after the round trip; it has {sorted(back)}"
+            assert torch.equal(got.detach(), p.detach()), f"parameter {k!r} changed in the round trip"
+        assert len(back) == len(ours), f"parameters {sorted(back)} after the round trip, {sorted(ours)} before"

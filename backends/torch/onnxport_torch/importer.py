@@ -18,6 +18,7 @@ from onnxport.errors import ConversionError, InputError, OnnxportError
 
 from . import dtypes
 from .context import Mode, NodeContext
+from .exporter import ExportSupport
 
 #: ops never evaluated at import time (random, or mode-dependent)
 _NO_FOLD = {
@@ -591,8 +592,8 @@ def import_plan(plan: ImportPlan, **options: Any) -> OnnxModule:
     return module
 
 
-class TorchBackend:
-    """The PyTorch backend: ONNX -> ``torch.nn.Module``."""
+class TorchBackend(ExportSupport):
+    """The PyTorch backend: ONNX -> ``torch.nn.Module``; ``torch.nn.Module`` -> ONNX (ExportSupport)."""
 
     name = "torch"
     #: model-local functions become reusable submodules (``prepare(keep_functions=...)``)
@@ -611,11 +612,6 @@ class TorchBackend:
         from .sequential import to_sequential
 
         return to_sequential(plan, **options)
-
-    def export_model(self, module: nn.Module, example_inputs: Any = (), **options: Any) -> Any:
-        from .exporter import export_model
-
-        return export_model(module, example_inputs, **options)
 
     def handles(self, obj: Any) -> bool:
         return isinstance(obj, nn.Module)

@@ -23,8 +23,10 @@ def _per_channel(v, ndim):
 @importer("BatchNormalization", since=15)
 def batch_normalization(ctx, x, scale, b, mean, var, *, epsilon, momentum, training_mode):
     """Inference uses the running statistics; training_mode=1 uses batch statistics and
-    also returns the updated running mean and variance."""
-    if not training_mode:
+    also returns the updated running mean and variance. An inference-form node of a model in
+    training mode (``model.train()``, ``apply(..., training=True)``) uses batch statistics too and
+    reports the new running statistics as updates of its initializers (``ctx.update``)."""
+    if not training_mode and not ctx.training:
         inv = scale * lax.rsqrt(var.astype(scale.dtype) + jnp.asarray(epsilon, scale.dtype))
         y = (x - _per_channel(mean, x.ndim).astype(x.dtype)) * _per_channel(inv, x.ndim).astype(x.dtype)
         y = y + _per_channel(b, x.ndim).astype(x.dtype)
@@ -38,6 +40,9 @@ def batch_normalization(ctx, x, scale, b, mean, var, *, epsilon, momentum, train
     y = (y * _per_channel(scale, x.ndim) + _per_channel(b, x.ndim)).astype(x.dtype)
     run_mean = (mean * momentum + bm.astype(mean.dtype) * (1 - momentum)).astype(mean.dtype)
     run_var = (var * momentum + bv.astype(var.dtype) * (1 - momentum)).astype(var.dtype)
+    if not training_mode:
+        ctx.update(3, run_mean)
+        ctx.update(4, run_var)
     outs = (y, run_mean, run_var)
     return outs[: ctx.num_outputs] if ctx.num_outputs > 1 else y
 

@@ -65,7 +65,7 @@ def max_pool(ctx, x, *, auto_pad, ceil_mode, dilations, kernel_shape, pads, stor
     """Max pooling; the optional Indices output is the ONNX flat index into the input."""
     kernel, strides, dilations, begins, ends, extra, out = _settings(
         x, kernel_shape, strides, dilations, auto_pad, pads, ceil_mode)
-    low = jnp.array(_lowest(x.dtype), x.dtype)
+    low = np.array(_lowest(x.dtype), x.dtype)  # numpy: lax picks the differentiable max-window op
     padcfg = [(b, e + x_) for b, e, x_ in zip(begins, ends, extra)]
     y = _reduce(x, low, lax.max, kernel, strides, dilations, padcfg)
     if not (ctx.num_outputs > 1 and ctx.output_used(1)):
@@ -105,7 +105,7 @@ def average_pool(ctx, x, *, auto_pad, ceil_mode, count_include_pad, dilations, k
     """Average pooling: window sums over the number of counted elements."""
     kernel, strides, dilations, begins, ends, extra, out = _settings(
         x, kernel_shape, strides, dilations, auto_pad, pads, ceil_mode)
-    zero = jnp.array(0, x.dtype)
+    zero = np.array(0, x.dtype)
     padcfg = [(b, e + x_) for b, e, x_ in zip(begins, ends, extra)]
     total = _reduce(x, zero, lax.add, kernel, strides, dilations, padcfg)
     ones = np.ones((1, 1, *x.shape[2:]), np.float64)
@@ -137,7 +137,7 @@ def lp_pool(ctx, x, *, auto_pad, ceil_mode, dilations, kernel_shape, p, pads, st
     kernel, strides, dilations, begins, ends, extra, out = _settings(
         x, kernel_shape, strides, dilations, auto_pad, pads, ceil_mode)
     padcfg = [(b, e + x_) for b, e, x_ in zip(begins, ends, extra)]
-    s = _reduce(jnp.abs(x) ** p, jnp.array(0, x.dtype), lax.add, kernel, strides, dilations, padcfg)
+    s = _reduce(jnp.abs(x) ** p, np.array(0, x.dtype), lax.add, kernel, strides, dilations, padcfg)
     return (s ** (1.0 / p)).astype(x.dtype)
 
 

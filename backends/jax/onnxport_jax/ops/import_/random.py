@@ -1,9 +1,9 @@
 """Random ops: RandomNormal(Like), RandomUniform(Like), Bernoulli, Multinomial.
 
-A ``seed`` attribute fixes the draws (``jax.random.key(seed)``). Without one, a seed is drawn
-from numpy's global generator when the op runs, i.e. once per trace: a jitted function repeats
-its draws (``np.random.seed`` makes runs repeatable). The values can never equal another
-runtime's draws, only their distribution.
+A ``seed`` attribute fixes the draws (the same on every call). Without one, the node draws from
+its own subkey of the call's PRNG key (``apply(..., rng=key)``; ``model(...)`` passes a fresh
+key per call), so a jitted function draws new values for each new key. The values can never
+equal another runtime's draws, only their distribution.
 """
 
 from __future__ import annotations
@@ -12,16 +12,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from onnxport import importer
+from onnxport import ImportCase, importer
 
 from ._static import np_dtype
-
-
-def key(seed: float | None) -> jax.Array:
-    """A PRNG key from the ``seed`` attribute, else from numpy's global generator."""
-    if seed is None:
-        seed = np.random.randint(0, 2**31 - 1)
-    return jax.random.key(int(seed))
 
 
 def _float(ctx, dtype: int | None, like) -> np.dtype:
@@ -36,47 +29,59 @@ def _work(dtype: np.dtype):
     return jnp.float64 if dtype == np.float64 else jnp.float32
 
 
-def _normal(shape, dtype, mean, scale, seed):
-    z = jax.random.normal(key(seed), tuple(int(s) for s in shape), _work(dtype))
+def _normal(ctx, shape, dtype, mean, scale, seed):
+    z = jax.random.normal(ctx.rng(seed), tuple(int(s) for s in shape), _work(dtype))
     return (z * scale + mean).astype(dtype)
 
 
-def _uniform(shape, dtype, low, high, seed):
-    u = jax.random.uniform(key(seed), tuple(int(s) for s in shape), _work(dtype))
+def _uniform(ctx, shape, dtype, low, high, seed):
+    u = jax.random.uniform(ctx.rng(seed), tuple(int(s) for s in shape), _work(dtype))
     return (u * (high - low) + low).astype(dtype)
 
 
-@importer("RandomNormal", since=22)
+@importer("RandomNormal", since=22, cases=[
+    ImportCase((), {"shape": [3, 2], "mean": 0.5, "scale": 0.0}, expected=(np.full((3, 2), 0.5, np.float32),),
+               name="zero_scale"),
+    ImportCase((), {"shape": [2], "mean": 7.0, "scale": 0.0, "dtype": 11, "seed": 5.0},
+               expected=(np.full((2,), 7.0, np.float64),), name="double_seeded"),
+])
 def random_normal(ctx, *, dtype, mean, scale, seed, shape):
-    return _normal(shape, _float(ctx, dtype, None), mean, scale, seed)
+    return _normal(ctx, shape, _float(ctx, dtype, None), mean, scale, seed)
 
 
 @importer("RandomUniform", since=22)
 def random_uniform(ctx, *, dtype, high, low, seed, shape):
-    return _uniform(shape, _float(ctx, dtype, None), low, high, seed)
+    return _uniform(ctx, shape, _float(ctx, dtype, None), low, high, seed)
 
 
 @importer("RandomNormalLike", since=22)
 def random_normal_like(ctx, x, *, dtype, mean, scale, seed):
-    return _normal(x.shape, _float(ctx, dtype, x), mean, scale, seed)
+    return _normal(ctx, x.shape, _float(ctx, dtype, x), mean, scale, seed)
 
 
 @importer("RandomUniformLike", since=22)
 def random_uniform_like(ctx, x, *, dtype, high, low, seed):
-    return _uniform(x.shape, _float(ctx, dtype, x), low, high, seed)
+    return _uniform(ctx, x.shape, _float(ctx, dtype, x), low, high, seed)
 
 
 @importer("Bernoulli", since=22)
 def bernoulli(ctx, x, *, dtype, seed):
     """1 with probability ``x`` (elementwise), in ``dtype`` (default: the input's)."""
     out = np_dtype(dtype, x.dtype)
-    u = jax.random.uniform(key(seed), x.shape, _work(np.dtype(x.dtype)))
+    u = jax.random.uniform(ctx.rng(seed), x.shape, _work(np.dtype(x.dtype)))
     return (u < x).astype(out)
 
 
-@importer("Multinomial", since=22)
+_CERTAIN = np.array([[0.0, -np.inf, -np.inf], [-np.inf, -np.inf, 0.0]], np.float32)
+
+
+@importer("Multinomial", since=22, cases=[
+    ImportCase((_CERTAIN,), {"sample_size": 4}, expected=(np.array([[0] * 4, [2] * 4], np.int32),), name="certain"),
+    ImportCase((_CERTAIN,), {"sample_size": 2, "dtype": 7, "seed": 2.0},
+               expected=(np.array([[0, 0], [2, 2]], np.int64),), name="int64_seeded"),
+])
 def multinomial(ctx, x, *, dtype, sample_size, seed):
     """``sample_size`` class draws per batch row from unnormalized log-probabilities ``x``."""
     out = np_dtype(dtype, np.int32)
-    draws = jax.random.categorical(key(seed), x, axis=-1, shape=(sample_size, x.shape[0]))
+    draws = jax.random.categorical(ctx.rng(seed), x, axis=-1, shape=(sample_size, x.shape[0]))
     return jnp.transpose(draws).astype(out)

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+from jax import lax
 
 from onnxport import importer
 
 
 @importer("Softmax", since=13)
 def softmax(ctx, x, *, axis):
-    return jax.nn.softmax(x, axis=axis)
+    if x.size == 0:
+        return jax.nn.softmax(x, axis=axis)
+    # XLA may fuse x's producer into x - max(x) and contract it (FMA), so x - max(x) can come out
+    # positive by the rounding error of x (for logits near 1e10, exp overflows to NaN); shifting
+    # by the max of the difference itself is exact, whatever the fusion
+    d = x - lax.stop_gradient(jnp.max(x, axis=axis, keepdims=True))
+    d = d - lax.stop_gradient(jnp.max(d, axis=axis, keepdims=True))
+    e = jnp.exp(d)
+    return e / jnp.sum(e, axis=axis, keepdims=True)
 
 
 @importer("LogSoftmax", since=13)

@@ -25,10 +25,13 @@ def _operands(g, a, b):
     "aten.add.Tensor",
     samples=[Sample(torch.add, (_A, _B), emits=("Add",), name="tensor"),
              Sample(lambda x, y: torch.add(x, y, alpha=2), (_A, _B), emits=("Add", "Mul"), name="alpha"),
-             Sample(lambda x: x + 3, (_INT,), emits=("Add",), name="int_scalar")],
+             Sample(lambda x: x + 3, (_INT,), emits=("Add",), name="int_scalar"),
+             Sample(lambda a, b: (a > 0) + (b > 0), (_A, _B), emits=("Or",), name="bool")],
 )
 def add(g, a, b, *, alpha=1):
     a, b = _operands(g, a, b)
+    if g.out_dtype() == ir.DataType.BOOL:  # ONNX Add has no bool form: logical or
+        return g.op("Or", a, b)
     if alpha != 1:
         b = g.op("Mul", b, g.scalar(alpha, g.out_dtype()))
     return g.op("Add", a, b)
@@ -49,9 +52,12 @@ def sub(g, a, b, *, alpha=1):
 @exporter(
     "aten.mul.Tensor",
     samples=[Sample(torch.mul, (_A, _B), emits=("Mul",)),
-             Sample(lambda x: x * 0.5, (_INT,), emits=("Mul", "Cast"), name="int_times_float")],
+             Sample(lambda x: x * 0.5, (_INT,), emits=("Mul", "Cast"), name="int_times_float"),
+             Sample(lambda a, b: (a > 0) * (b > 0), (_A, _B), emits=("And",), name="bool")],
 )
 def mul(g, a, b):
+    if g.out_dtype() == ir.DataType.BOOL:  # ONNX Mul has no bool form: logical and
+        return g.op("And", *_operands(g, a, b))
     return g.op("Mul", *_operands(g, a, b))
 
 

@@ -13,11 +13,17 @@ _X = torch.randn(2, 3, 4)
 @exporter(
     "aten.view.default",
     samples=[Sample(lambda x: x.view(6, -1), (_X,), emits=("Reshape",)),
-             Sample(lambda x: x.reshape(x.shape[0], -1, 2), (_X,), emits=("Reshape",), name="symbolic")],
+             Sample(lambda x: x.reshape(x.shape[0], -1, 2), (_X,), emits=("Reshape",), name="symbolic"),
+             Sample(lambda x: x[:, :0].reshape(0, 4, 2) + 1, (torch.randn(4, 6, 2),), emits=("Reshape",), name="empty")],
 )
 def view(g, x, size):
-    """Static result shapes are written out; symbolic sizes are assembled with Concat."""
-    return g.op("Reshape", x, g.ints(list(size)))
+    """Static result shapes are written out; symbolic sizes are assembled with Concat.
+
+    A size 0 means "copy the input's dim" to Reshape unless ``allowzero`` (opset 14) is set."""
+    zero = any(isinstance(s, int) and s == 0 for s in size)
+    if zero and g.opset < 14:
+        raise g.error("a view to an empty dim needs Reshape's allowzero (opset 14)")
+    return g.op("Reshape", x, g.ints(list(size)), allowzero=1 if zero else None)
 
 
 @exporter("aten.permute.default", samples=[Sample(lambda x: x.permute(2, 0, 1), (_X,), emits=("Transpose",)),

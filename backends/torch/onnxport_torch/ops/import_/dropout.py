@@ -1,5 +1,7 @@
-"""Dropout: ``nn.Dropout`` (train/eval follow the module) unless training_mode is an input or the
-mask is used; the functional form follows ``training_mode``, else the module's mode."""
+"""Dropout: ``nn.Dropout`` (train/eval follow the module) unless the mask is used.
+
+A ``training_mode`` fed at run time is obeyed; one fixed in the file (an exporter's constant
+True/False) is the mode the model was exported in, so ``model.train()``/``model.eval()`` decide."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ from onnxport import importer
 @importer("Dropout", since=22)
 def dropout(ctx, x, ratio=None, training_mode=None, *, seed):
     p = float(ratio) if ratio is not None else 0.5
-    train = bool(training_mode) if training_mode is not None else ctx.training
+    runtime_mode = training_mode is not None and ctx.const(2) is None
+    train = bool(training_mode) if runtime_mode else ctx.training
     if not train or p == 0.0:
         y, mask = x, torch.ones_like(x, dtype=torch.bool)
     else:
@@ -32,8 +35,8 @@ def dropout(ctx, x, ratio=None, training_mode=None, *, seed):
 def dropout_module(ctx, *, seed):
     if ctx.num_outputs > 1 and ctx.output_used(1):
         return None
-    if ctx.num_inputs > 2 and ctx.weight_name(2):
-        return None
+    if ctx.num_inputs > 2 and ctx.weight_name(2) and ctx.const(2) is None:
+        return None  # the mode is a runtime input: the functional form obeys it
     p = 0.5
     if ctx.num_inputs > 1 and ctx.weight_name(1):
         r = ctx.const(1)

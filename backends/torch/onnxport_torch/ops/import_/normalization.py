@@ -21,7 +21,8 @@ def _stash(ctx, x, stash_type):
         raise ctx.error(f"stash_type {stash_type} is not a floating type") from None
     if not want.is_floating_point:
         return x.dtype
-    # never narrower than the input: float64 data keeps float64 statistics
+    # never narrower than the input: onnxruntime and onnx.reference keep float64 statistics for
+    # float64 data whatever stash_type says
     return want if torch.finfo(want).bits >= torch.finfo(x.dtype).bits else x.dtype
 
 

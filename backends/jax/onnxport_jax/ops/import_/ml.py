@@ -1,0 +1,240 @@
+"""ai.onnx.ml: LabelEncoder, TreeEnsemble, ArrayFeatureExtractor and Binarizer.
+
+Numeric inputs may be traced (lookups are sorted-key searches, trees a fixed number of vectorized
+descent steps); string tensors exist only as host numpy values and are mapped with numpy.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.scipy.special import erfinv
+
+from onnxport import importer
+
+from ._static import xp
+
+_ML = "ai.onnx.ml"
+
+
+def _text(a) -> bool:
+    return isinstance(a, np.ndarray) and a.dtype.kind in "OSU"
+
+
+def _plain(v):
+    """A key or value as a hashable Python scalar (bytes decoded)."""
+    return v.decode() if isinstance(v, bytes) else (v.item() if isinstance(v, np.generic) else v)
+
+
+# -- LabelEncoder -------------------------------------------------------------------------------
+def _label_table(ctx, attrs):
+    """(keys list, values list, value numpy dtype, default) from the one keys_*/values_* set."""
+    keys = [k for k in (attrs["keys_tensor"], attrs["keys_int64s"], attrs["keys_floats"], attrs["keys_strings"])
+            if k is not None and len(k)]
+    vals = [("tensor", attrs["values_tensor"]), ("int64", attrs["values_int64s"]),
+            ("float", attrs["values_floats"]), ("string", attrs["values_strings"])]
+    vals = [(kind, v) for kind, v in vals if v is not None and len(v)]
+    if len(keys) != 1 or len(vals) != 1:
+        raise ctx.error("LabelEncoder needs exactly one keys_* and one values_* attribute")
+    kind, values = vals[0]
+    keys = [_plain(k) for k in np.asarray(keys[0]).reshape(-1).tolist()]
+    values = [_plain(v) for v in np.asarray(values).reshape(-1).tolist()]
+    if len(keys) != len(values):
+        raise ctx.error(f"LabelEncoder has {len(keys)} keys but {len(values)} values")
+    if kind == "tensor":
+        vdtype = np.asarray(attrs["values_tensor"]).dtype
+        dflt = attrs["default_tensor"]
+        if dflt is not None:
+            default = _plain(np.asarray(dflt).reshape(-1)[0])
+        else:
+            default = "_Unused" if vdtype.kind in "OSU" else (-0.0 if vdtype.kind == "f" else -1)
+        if vdtype.kind in "SU":
+            vdtype = np.dtype(object)
+    elif kind == "int64":
+        vdtype, default = np.dtype(np.int64), attrs["default_int64"]
+    elif kind == "float":
+        vdtype, default = np.dtype(np.float32), attrs["default_float"]
+    else:
+        vdtype, default = np.dtype(object), attrs["default_string"]
+    return keys, values, vdtype, default
+
+
+@importer("LabelEncoder", since=4, domain=_ML)
+def label_encoder(ctx, x, **attrs):
+    """Map each element through keys -> values (the last repeated key wins; NaN keys match NaN)."""
+    keys, values, vdtype, default = _label_table(ctx, attrs)
+    to_text = vdtype.kind == "O"
+    if _text(x) or to_text:  # strings exist only on the host: a numpy dictionary lookup
+        host = ctx.concrete(x, "LabelEncoder's input (string outputs exist only outside jax.jit)")
+        table: dict = {}
+        nan_value = None
+        for k, v in zip(keys, values):
+            if isinstance(k, float) and k != k:
+                nan_value = v
+            else:
+                table[k] = v
+
+        def look(e):
+            e = _plain(e)
+            if isinstance(e, float) and e != e and nan_value is not None:
+                return nan_value
+            return table.get(e, default)
+
+        out = np.array([look(e) for e in host.reshape(-1).tolist()], dtype=vdtype).reshape(host.shape)
+        return out if to_text or ctx.is_static(x) else jnp.asarray(out)
+    # numeric: search the sorted unique keys (the last occurrence of a key wins)
+    m = xp(x)
+    kdtype = np.dtype(x.dtype)
+    last = {}
+    nan_value = None
+    for k, v in zip(keys, values):
+        if isinstance(k, float) and k != k:
+            nan_value = v
+        else:
+            last[k] = v
+    sk = np.array(sorted(last), dtype=kdtype)
+    sv = np.array([last[k] for k in sorted(last)], dtype=vdtype)
+    fill = np.asarray(default, dtype=vdtype)
+    if sk.size:
+        pos = m.clip(m.searchsorted(sk, x), 0, sk.size - 1)
+        hit = m.take(sk, pos) == x
+        y = m.where(hit, m.take(sv, pos), fill)
+    else:
+        y = m.full(x.shape, fill, dtype=vdtype)
+    if nan_value is not None and kdtype.kind == "f":
+        y = m.where(m.isnan(x), np.asarray(nan_value, dtype=vdtype), y)
+    return y.astype(vdtype)
+
+
+# -- TreeEnsemble ------------------------------------------------------------------------------
+def _depth(ctx, roots, t_id, t_leaf, f_id, f_leaf) -> int:
+    """The most interior nodes on any root-to-leaf path (cycles are an error)."""
+    memo: dict[int, int] = {}
+
+    def visit(i, stack):
+        if i in memo:
+            return memo[i]
+        if i in stack:
+            raise ctx.error(f"TreeEnsemble node {i} lies on a cycle")
+        stack.add(i)
+        d = 1 + max(0 if t_leaf[i] else visit(t_id[i], stack), 0 if f_leaf[i] else visit(f_id[i], stack))
+        stack.discard(i)
+        memo[i] = d
+        return d
+
+    return max((visit(r, set()) for r in roots), default=0)
+
+
+def _post_transform(ctx, y, kind: int):
+    if kind == 0:
+        return y
+    if kind == 1:
+        return jax.nn.softmax(y, axis=-1)
+    if kind == 2:
+        return jax.nn.sigmoid(y)
+    if kind == 3:  # softmax over the non-zero scores; zeros stay zero
+        nz = y != 0
+        e = jnp.where(nz, jnp.exp(y - jnp.max(jnp.where(nz, y, -jnp.inf), axis=-1, keepdims=True)), 0)
+        tot = jnp.sum(e, axis=-1, keepdims=True)
+        return jnp.where(tot > 0, e / jnp.where(tot > 0, tot, 1), 0)
+    if kind == 4:
+        return jnp.sqrt(2.0).astype(y.dtype) * erfinv(2 * y - 1)
+    raise ctx.error(f"unknown post_transform {kind}")
+
+
+@importer("TreeEnsemble", since=5, domain=_ML)
+def tree_ensemble(ctx, x, *, aggregate_function, leaf_targetids, leaf_weights, membership_values, n_targets,
+                  nodes_falseleafs, nodes_falsenodeids, nodes_featureids, nodes_hitrates,
+                  nodes_missing_value_tracks_true, nodes_modes, nodes_splits, nodes_trueleafs,
+                  nodes_truenodeids, post_transform, tree_roots):
+    """Evaluate every tree by ``depth`` vectorized descent steps, then aggregate leaf weights per target."""
+    x = jnp.asarray(x)
+    dt = x.dtype
+    modes = np.asarray(nodes_modes, np.int64).reshape(-1)
+    count = modes.size
+    t_id, f_id = np.asarray(nodes_truenodeids, np.int64), np.asarray(nodes_falsenodeids, np.int64)
+    t_leaf, f_leaf = np.asarray(nodes_trueleafs, bool), np.asarray(nodes_falseleafs, bool)
+    feats = np.asarray(nodes_featureids, np.int64)
+    splits = np.asarray(nodes_splits, np.float64).reshape(-1)
+    mvt = (np.asarray(nodes_missing_value_tracks_true, bool) if nodes_missing_value_tracks_true
+           else np.zeros(count, bool))
+    # membership sets, in node order, delimited by NaN -> a NaN-padded [nodes, P] table
+    sets: list[list[float]] = [[] for _ in range(count)]
+    if (modes == 6).any():
+        if membership_values is None:
+            raise ctx.error("BRANCH_MEMBER nodes need membership_values")
+        groups, cur = [], []
+        for v in np.asarray(membership_values, np.float64).reshape(-1):
+            if np.isnan(v):
+                groups.append(cur)
+                cur = []
+            else:
+                cur.append(float(v))
+        member_nodes = np.nonzero(modes == 6)[0]
+        if len(groups) != len(member_nodes):
+            raise ctx.error(f"{len(member_nodes)} BRANCH_MEMBER nodes but {len(groups)} membership sets")
+        for i, g in zip(member_nodes, groups):
+            sets[i] = g
+    width = max((len(s) for s in sets), default=0) or 1
+    members = np.full((count, width), np.nan)
+    for i, s in enumerate(sets):
+        members[i, :len(s)] = s
+    roots = [int(r) for r in tree_roots]
+    depth = _depth(ctx, roots, t_id, t_leaf, f_id, f_leaf)
+
+    n = x.shape[0]
+    root = np.asarray(roots, np.int64)
+    root_leaf = t_leaf[root] & f_leaf[root] & (t_id[root] == f_id[root])  # a one-leaf tree
+    idx = jnp.broadcast_to(jnp.asarray(np.where(root_leaf, t_id[root], root)), (n, len(roots)))
+    at_leaf = jnp.broadcast_to(jnp.asarray(root_leaf), (n, len(roots)))
+    feats_j, splits_j, modes_j = jnp.asarray(feats), jnp.asarray(splits, dt), jnp.asarray(modes)
+    members_j, mvt_j = jnp.asarray(members, dt), jnp.asarray(mvt)
+    t_id_j, f_id_j, t_leaf_j, f_leaf_j = map(jnp.asarray, (t_id, f_id, t_leaf, f_leaf))
+    rows = jnp.arange(n)[:, None]
+    for _ in range(depth):
+        node = jnp.where(at_leaf, 0, idx)
+        v = x[rows, feats_j[node]]
+        s = splits_j[node]
+        mode = modes_j[node]
+        go = jnp.select(
+            [mode == 0, mode == 1, mode == 2, mode == 3, mode == 4, mode == 5],
+            [v <= s, v < s, v >= s, v > s, v == s, v != s],
+            jnp.any(v[..., None] == members_j[node], axis=-1),
+        )
+        go = go | (mvt_j[node] & jnp.isnan(v))
+        nxt = jnp.where(go, t_id_j[node], f_id_j[node])
+        nxt_leaf = jnp.where(go, t_leaf_j[node], f_leaf_j[node])
+        idx = jnp.where(at_leaf, idx, nxt)
+        at_leaf = at_leaf | nxt_leaf
+    weights = jnp.asarray(np.asarray(leaf_weights).reshape(-1), dt)[idx]  # [N, trees]
+    targets = jnp.asarray(np.asarray(leaf_targetids, np.int64))[idx]
+    out_rows = jnp.broadcast_to(rows, targets.shape)
+    if aggregate_function in (0, 1):
+        y = jnp.zeros((n, n_targets), dt).at[out_rows, targets].add(weights)
+        if aggregate_function == 0:
+            y = y / len(roots)
+    elif aggregate_function == 2:
+        y = jnp.full((n, n_targets), jnp.finfo(dt).max, dt).at[out_rows, targets].min(weights)
+    elif aggregate_function == 3:
+        y = jnp.full((n, n_targets), jnp.finfo(dt).min, dt).at[out_rows, targets].max(weights)
+    else:
+        raise ctx.error(f"unknown aggregate_function {aggregate_function}")
+    return _post_transform(ctx, y, int(post_transform)).astype(dt)
+
+
+# -- ArrayFeatureExtractor and Binarizer ----------------------------------------------------------
+@importer("ArrayFeatureExtractor", since=1, domain=_ML)
+def array_feature_extractor(ctx, x, indices):
+    """Select ``indices`` (flattened) along the last axis; a 1-D input gives one row ``[1, k]``."""
+    m = xp(x, indices)
+    flat = m.reshape(indices, (-1,))
+    y = m.take(x, flat, axis=-1)
+    return m.reshape(y, (1, -1)) if x.ndim == 1 else y
+
+
+@importer("Binarizer", since=1, domain=_ML)
+def binarizer(ctx, x, *, threshold):
+    """1 where ``x > threshold``, else 0, in the input's type."""
+    m = xp(x)
+    return m.where(x > np.asarray(threshold, x.dtype), np.ones((), x.dtype), np.zeros((), x.dtype))

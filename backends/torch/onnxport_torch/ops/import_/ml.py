@@ -1,0 +1,291 @@
+"""The ai.onnx.ml ops on numeric tensors: Binarizer, ArrayFeatureExtractor, LabelEncoder (int and
+float keys/values; torch has no string tensors) and TreeEnsemble (opset 5)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from onnx import TensorProto, helper
+
+from onnxport import ImportCase, importer
+
+from ...context import NodeContext
+
+_ML = "ai.onnx.ml"
+
+
+# -- Binarizer, ArrayFeatureExtractor -----------------------------------------------------------
+@importer("Binarizer", since=1, domain=_ML)
+def binarizer(ctx: NodeContext, x: torch.Tensor, *, threshold: float) -> torch.Tensor:
+    """1 where x > threshold, else 0, in x's type."""
+    return (x > threshold).to(x.dtype)
+
+
+@importer("ArrayFeatureExtractor", since=1, domain=_ML)
+def array_feature_extractor(ctx: NodeContext, x: torch.Tensor, indices: torch.Tensor) -> torch.Tensor:
+    """x[..., indices] with the indices flattened; a 1-D x gives one row [1, len(indices)]."""
+    idx = indices.reshape(-1).to(torch.int64)
+    width = x.shape[-1]
+    if idx.numel() and bool(((idx < 0) | (idx >= width)).any()):
+        raise ctx.error(f"indices {idx.tolist()} out of range for a last axis of size {width}")
+    y = torch.index_select(x, x.dim() - 1, idx)
+    return y.reshape(1, -1) if x.dim() == 1 else y
+
+
+# -- LabelEncoder -------------------------------------------------------------------------------
+def _pick(ctx: NodeContext, kind: str, floats, ints, strings, tensor) -> np.ndarray:
+    """The one keys_*/values_* attribute that is set, as a 1-D numpy array."""
+    given = [(n, v) for n, v in (("floats", floats), ("int64s", ints), ("strings", strings),
+                                  ("tensor", tensor)) if v is not None]
+    if len(given) != 1:
+        raise ctx.error(f"exactly one {kind}_* attribute must be set, got "
+                        f"{[f'{kind}_{n}' for n, _ in given] or 'none'}")
+    name, value = given[0]
+    if name == "strings" or (name == "tensor" and np.asarray(value).dtype.kind in "OSU"):
+        raise ctx.error(f"string {kind} are not supported: torch has no string tensors")
+    if name == "floats":
+        return np.asarray(value, dtype=np.float32)
+    if name == "int64s":
+        return np.asarray(value, dtype=np.int64)
+    return np.asarray(value).reshape(-1)
+
+
+@importer("LabelEncoder", since=4, domain=_ML, cases=[
+    ImportCase((np.array([[1, 7, 3], [2, 2, 9]], np.int64),),
+               {"keys_int64s": [3, 1, 2], "values_floats": [2.5, 0.5, -4.0], "default_float": 9.0},
+               name="int64_to_float"),
+    ImportCase((np.array([0.5, np.nan, 2.0, -1.0], np.float32),),
+               {"keys_floats": [0.5, float("nan"), 2.0], "values_int64s": [10, 20, 30]},
+               name="float_to_int64_nan_key"),
+    ImportCase((np.array([3, 4, 5, 3], np.int32),),
+               {"keys_tensor": helper.make_tensor("k", TensorProto.INT32, (2,), [3, 5]),
+                "values_tensor": helper.make_tensor("v", TensorProto.INT16, (2,), [-7, 8]),
+                "default_tensor": helper.make_tensor("d", TensorProto.INT16, (1,), [42])},
+               name="tensor_int32_to_int16"),
+])
+def label_encoder(ctx: NodeContext, x: torch.Tensor, *, default_float: float, default_int64: int,
+                  default_string: str, default_tensor, keys_floats, keys_int64s, keys_strings,
+                  keys_tensor, values_floats, values_int64s, values_strings, values_tensor) -> torch.Tensor:
+    """Maps each element through the keys -> values table (the last of repeated keys wins; a NaN
+    key matches NaN inputs); elements without a key get the default."""
+    keys = _pick(ctx, "keys", keys_floats, keys_int64s, keys_strings, keys_tensor)
+    values = _pick(ctx, "values", values_floats, values_int64s, values_strings, values_tensor)
+    if len(keys) != len(values):
+        raise ctx.error(f"{len(keys)} keys but {len(values)} values")
+    if values_tensor is not None:
+        if default_tensor is not None:
+            default = np.asarray(default_tensor).reshape(-1)[0]
+        else:  # the spec's defaults: -1 for integers, -0.0 for floats
+            default = -0.0 if values.dtype.kind == "f" else -1
+    else:
+        default = default_float if values_floats is not None else default_int64
+    out_dtype = torch.from_numpy(values[:0].copy()).dtype
+
+    table: dict = {}
+    nan_value = None
+    for k, v in zip(keys.tolist(), values.tolist()):
+        if isinstance(k, float) and math.isnan(k):
+            nan_value = v
+        else:
+            table[k] = v
+    fill = torch.full(x.shape, default, dtype=out_dtype, device=x.device)
+    if table:
+        sorted_keys = sorted(table)
+        k_t = torch.tensor(sorted_keys, device=x.device).to(x.dtype)
+        v_t = torch.tensor([table[k] for k in sorted_keys], device=x.device).to(out_dtype)
+        pos = torch.searchsorted(k_t, x.contiguous()).clamp(max=len(sorted_keys) - 1)
+        fill = torch.where(k_t[pos] == x, v_t[pos], fill)
+    if nan_value is not None and x.is_floating_point():
+        fill = torch.where(torch.isnan(x), torch.tensor(nan_value, dtype=out_dtype, device=x.device), fill)
+    return fill
+
+
+# -- TreeEnsemble -------------------------------------------------------------------------------
+_LEQ, _LT, _GTE, _GT, _EQ, _NEQ, _MEMBER = range(7)
+_AVERAGE, _SUM, _MIN, _MAX = range(4)
+_POST = ("NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT")
+
+
+def _depth(ctx: NodeContext, roots, true_ids, true_leaf, false_ids, false_leaf) -> int:
+    """The most interior nodes on any root-to-leaf path (the number of descent steps)."""
+    n = len(true_ids)
+    memo: dict[int, int] = {}
+
+    def visit(i: int, seen: frozenset) -> int:
+        if not 0 <= i < n:
+            raise ctx.error(f"node index {i} out of range for {n} nodes")
+        if i in seen:
+            raise ctx.error(f"the trees have a cycle through node {i}")
+        if i not in memo:
+            below = [0 if leaf else visit(child, seen | {i})
+                     for child, leaf in ((true_ids[i], true_leaf[i]), (false_ids[i], false_leaf[i]))]
+            memo[i] = 1 + max(below)
+        return memo[i]
+
+    return max((visit(r, frozenset()) for r in roots), default=0)
+
+
+def _post_transform(ctx: NodeContext, y: torch.Tensor, kind: int) -> torch.Tensor:
+    if kind == 0:
+        return y
+    if kind == 1:
+        return torch.softmax(y, dim=-1)
+    if kind == 2:
+        return torch.sigmoid(y)
+    if kind == 3:  # softmax over the non-zero scores; zero scores stay zero
+        nz = y != 0
+        e = torch.where(nz, torch.exp(y - y.masked_fill(~nz, -math.inf).amax(-1, keepdim=True)),
+                        torch.zeros((), dtype=y.dtype))
+        total = e.sum(-1, keepdim=True)
+        return torch.where(total > 0, e / torch.where(total > 0, total, 1), e)
+    if kind == 4:
+        return torch.special.ndtri(y)  # sqrt(2) * erfinv(2y - 1)
+    raise ctx.error(f"unknown post_transform {kind} (expected 0..4: {', '.join(_POST)})")
+
+
+def _transformed(post: int):
+    """A test reference: onnx.reference's scores (it applies no post_transform), then the ONNX
+    post_transform numbered as the spec numbers it (onnxruntime swaps SOFTMAX and LOGISTIC)."""
+
+    def reference(x, **attributes):
+        from onnx.reference import ReferenceEvaluator
+
+        node = helper.make_node("TreeEnsemble", ["X"], ["Y"], domain=_ML, **attributes)
+        graph = helper.make_graph([node], "tree", [helper.make_tensor_value_info("X", TensorProto.FLOAT, None)],
+                                  [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid(_ML, 5)])
+        (y,) = ReferenceEvaluator(model).run(None, {"X": x})
+        if post == 1:
+            e = np.exp(y - y.max(-1, keepdims=True))
+            return e / e.sum(-1, keepdims=True)
+        return (1 / (1 + np.exp(-y))).astype(y.dtype) if post == 2 else y
+
+    return reference
+
+
+def _tree_case(post: int, aggregate: int, x: np.ndarray, name: str) -> ImportCase:
+    """Two small trees over 2 features and 3 targets, for the post transforms and aggregates."""
+    return ImportCase((x,), reference=_transformed(post) if post in (1, 2) else None, attributes={
+        "n_targets": 3, "aggregate_function": aggregate, "post_transform": post, "tree_roots": [0, 2],
+        "nodes_modes": helper.make_tensor("m", TensorProto.UINT8, (3,), [0, 3, 2]),
+        "nodes_featureids": [0, 1, 1],
+        "nodes_splits": helper.make_tensor("s", TensorProto.FLOAT, (3,), [0.5, -0.25, 0.0]),
+        "nodes_truenodeids": [0, 1, 2], "nodes_trueleafs": [1, 1, 1],
+        "nodes_falsenodeids": [1, 2, 3], "nodes_falseleafs": [0, 1, 1],
+        "nodes_missing_value_tracks_true": [1, 0, 0],
+        "leaf_targetids": [0, 1, 2, 0],
+        "leaf_weights": helper.make_tensor("w", TensorProto.FLOAT, (4,), [0.75, -1.5, 2.0, 0.25]),
+    }, name=name)
+
+
+_X = np.array([[0.1, 0.3], [0.9, -1.0], [0.7, 0.2], [np.nan, 0.1], [2.0, -0.2]], np.float32)
+
+
+@importer("TreeEnsemble", since=5, domain=_ML, cases=[
+    _tree_case(0, _AVERAGE, _X, "average"),
+    _tree_case(1, _SUM, _X, "softmax"),
+    _tree_case(2, _SUM, _X, "logistic"),
+    _tree_case(3, _SUM, _X, "softmax_zero"),
+    _tree_case(0, _MAX, _X, "max"),
+])
+def tree_ensemble(ctx: NodeContext, x: torch.Tensor, *, aggregate_function: int, post_transform: int,
+                  tree_roots, nodes_hitrates, nodes_missing_value_tracks_true, nodes_modes, leaf_weights,
+                  leaf_targetids, nodes_falsenodeids, n_targets, nodes_trueleafs, nodes_featureids,
+                  nodes_splits, nodes_falseleafs, nodes_truenodeids, membership_values) -> torch.Tensor:
+    """Scores [N, n_targets]: every sample descends every tree (all trees and samples in step), the
+    reached leaves' weights are aggregated per target, then post-transformed."""
+    if x.dim() != 2:
+        raise ctx.error(f"X must be [N, F], got shape {tuple(x.shape)}")
+    if not tree_roots or n_targets is None:
+        raise ctx.error("tree_roots and n_targets are required")
+    if aggregate_function not in (_AVERAGE, _SUM, _MIN, _MAX):
+        raise ctx.error(f"unknown aggregate_function {aggregate_function} (expected 0..3)")
+    true_ids, false_ids = list(nodes_truenodeids or []), list(nodes_falsenodeids or [])
+    true_leaf, false_leaf = list(nodes_trueleafs or []), list(nodes_falseleafs or [])
+    features = list(nodes_featureids or [])
+    modes = [int(m) for m in np.asarray(nodes_modes).reshape(-1)] if nodes_modes is not None else []
+    splits = np.asarray(nodes_splits, dtype=np.float64).reshape(-1) if nodes_splits is not None else np.zeros(0)
+    n = len(true_ids)
+    if not n or any(len(a) != n for a in (false_ids, true_leaf, false_leaf, features, modes)):
+        raise ctx.error("the nodes_* attributes must all have one (non-zero) length")
+    tracks = list(nodes_missing_value_tracks_true or [0] * n)
+    weights = np.asarray(leaf_weights, dtype=np.float64).reshape(-1)
+    targets = list(leaf_targetids or [])
+    if len(targets) != len(weights):
+        raise ctx.error(f"{len(targets)} leaf_targetids but {len(weights)} leaf_weights")
+    if any(not 0 <= t < n_targets for t in targets):
+        raise ctx.error(f"leaf_targetids must lie in [0, {n_targets})")
+    if any(not 0 <= f < x.shape[1] for f in features):
+        raise ctx.error(f"nodes_featureids must lie in [0, {x.shape[1]})")
+
+    # set-membership nodes: their NaN-delimited member lists, as rows of a NaN-padded table
+    members: list[list[float]] = []
+    if any(m == _MEMBER for m in modes):
+        if membership_values is None:
+            raise ctx.error("BRANCH_MEMBER nodes need membership_values")
+        current: list[float] = []
+        for v in np.asarray(membership_values, dtype=np.float64).reshape(-1).tolist():
+            if math.isnan(v):
+                members.append(current)
+                current = []
+            else:
+                current.append(v)
+        if len(members) != modes.count(_MEMBER):
+            raise ctx.error(f"membership_values has {len(members)} sets for {modes.count(_MEMBER)} member nodes")
+    width = max((len(m) for m in members), default=0)
+    member_table = torch.full((max(len(members), 1), max(width, 1)), math.nan, dtype=torch.float64)
+    member_row = [0] * n
+    row = 0
+    for i, m in enumerate(modes):
+        if m == _MEMBER:
+            member_table[row, : len(members[row])] = torch.tensor(members[row], dtype=torch.float64)
+            member_row[i] = row
+            row += 1
+    if any(not 0 <= m <= _MEMBER for m in modes):
+        raise ctx.error(f"unknown node modes {sorted(set(modes) - set(range(7)))}")
+    if len(splits) < n and any(m != _MEMBER for m in modes):
+        raise ctx.error(f"{len(splits)} nodes_splits for {n} nodes")
+    steps = _depth(ctx, tree_roots, true_ids, true_leaf, false_ids, false_leaf)
+
+    dev = x.device
+
+    def col(values, dtype=torch.int64):
+        return torch.tensor(values, dtype=dtype, device=dev)
+
+    t_ids, f_ids, t_leaf, f_leaf = col(true_ids), col(false_ids), col(true_leaf, torch.bool), col(false_leaf, torch.bool)
+    feat, mode, track, mrow = col(features), col(modes), col(tracks, torch.bool), col(member_row)
+    split = torch.from_numpy(np.resize(splits, n)).to(dev)
+    member_table = member_table.to(dev)
+
+    xs = x.to(torch.float64)
+    batch, trees = x.shape[0], len(tree_roots)
+    idx = col(list(tree_roots)).expand(batch, trees).clone()   # [N, trees]: current node or leaf
+    leaf = torch.zeros((batch, trees), dtype=torch.bool, device=dev)
+    for _ in range(steps):
+        node = torch.where(leaf, 0, idx)
+        v = torch.gather(xs, 1, feat[node])                    # the feature each sample tests
+        s = split[node]
+        m = mode[node]
+        is_member = (member_table[mrow[node]] == v.unsqueeze(-1)).any(-1)
+        go_true = torch.where(m == _LEQ, v <= s, torch.where(m == _LT, v < s, torch.where(
+            m == _GTE, v >= s, torch.where(m == _GT, v > s, torch.where(
+                m == _EQ, v == s, torch.where(m == _NEQ, v != s, is_member))))))
+        go_true = go_true | (track[node] & torch.isnan(v))
+        idx = torch.where(leaf, idx, torch.where(go_true, t_ids[node], f_ids[node]))
+        leaf = leaf | torch.where(go_true, t_leaf[node], f_leaf[node])
+    if not bool(leaf.all()):
+        raise ctx.error("a tree path ends on an interior node")
+
+    w = torch.from_numpy(weights).to(dev)[idx]                 # [N, trees]
+    tid = col(targets)[idx]
+    if aggregate_function in (_SUM, _AVERAGE):
+        y = torch.zeros((batch, n_targets), dtype=torch.float64, device=dev).scatter_add(1, tid, w)
+        if aggregate_function == _AVERAGE:
+            y = y / trees
+    else:
+        # a target that no reached leaf feeds scores 0 (as onnxruntime does)
+        y = torch.zeros((batch, n_targets), dtype=torch.float64, device=dev)
+        y = y.scatter_reduce(1, tid, w, "amin" if aggregate_function == _MIN else "amax", include_self=False)
+    return _post_transform(ctx, y, post_transform).to(x.dtype)
