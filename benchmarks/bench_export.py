@@ -82,6 +82,14 @@ def _latency(proto: onnx.ModelProto, args, runs: int) -> float:
     return statistics.median(times) * 1e3
 
 
+def _warm_up(exporters: dict) -> None:
+    """One small export per exporter first, so no row pays for first-call imports and caches."""
+    m, args = nn.Sequential(nn.Linear(4, 4), nn.ReLU()).eval(), (torch.randn(2, 4),)
+    for fn in exporters.values():
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            fn(m, args)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=20)
@@ -89,6 +97,10 @@ def main() -> None:
     opts = ap.parse_args()
     warnings.filterwarnings("ignore")
     exporters = {"onnxport": _onnxport, "dynamo": _torch_onnx(True), "torchscript": _torch_onnx(False)}
+    import logging
+
+    logging.disable(logging.WARNING)  # torch.onnx's registration warnings
+    _warm_up(exporters)
     models = _models()
     chosen = [m for m in opts.models.split(",") if m] or list(models)
     print(f"{'model':10} {'exporter':12} {'export s':>9} {'nodes':>6} {'consts':>6} {'inits':>6} {'ort ms':>8}")
@@ -98,7 +110,8 @@ def main() -> None:
         for ex_name, fn in exporters.items():
             try:
                 t = time.perf_counter()
-                with contextlib.redirect_stdout(io.StringIO()):  # torch.onnx prints graphs on failure
+                # torch.onnx prints graphs on failure
+                with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
                     proto = fn(m, args)
                 dt = time.perf_counter() - t
                 n_const = sum(n.op_type == "Constant" for n in proto.graph.node)

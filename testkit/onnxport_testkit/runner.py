@@ -118,6 +118,7 @@ def run_node_case(backend_name: str, case: NodeCase, variant: str | None = None)
 
     def go() -> None:
         inputs, expected = case.data()
+        source = "case"
         if variant is None:
             model = case.model
         elif variant == "dynbatch":
@@ -130,13 +131,19 @@ def run_node_case(backend_name: str, case: NodeCase, variant: str | None = None)
             try:
                 model = V.older_opset_model(case, int(variant[5:]))
                 with np.errstate(all="ignore"):
-                    expected, _ = run_reference(model, inputs)
+                    expected, source = run_reference(model, inputs)
             except (V.ConversionUnavailable, ReferenceUnavailable) as exc:
                 pytest.skip(str(exc)[:300])
         else:
             raise ValueError(f"unknown node-case variant {variant!r}")
         actual = run_backend(backend_name, model, inputs)
-        _compare_all([o.name for o in model.graph.output], expected, actual)
+        names = [o.name for o in model.graph.output]
+        try:
+            _compare_all(names, expected, actual)
+        except AssertionError as mismatch:
+            if source != "onnxruntime":
+                raise
+            second_opinion(names, model, inputs, expected, actual, mismatch)
 
     check(backend_name, case.name, variant, go, case.ops)
 

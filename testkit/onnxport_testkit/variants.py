@@ -112,6 +112,19 @@ def _draw(rng: np.random.Generator, shape: tuple[int, ...], elem_type: int) -> n
     return rng.standard_normal(shape).astype(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
 
 
+def _index_inputs(case: NodeCase) -> set[int]:
+    """Positions of the case's inputs whose formal parameter is an index tensor."""
+    import onnxport.spec as spec
+
+    node = case.model.graph.node[0]
+    try:
+        s = spec.get_spec(node.op_type, case.opset, node.domain)
+    except Exception:  # noqa: BLE001 - no spec: treat every input as data
+        return set()
+    names = [p.name for p in s.inputs]
+    return {i for i, n in enumerate(names) if "indices" in n.lower() and i < len(node.input)}
+
+
 def random_model(case: NodeCase, variant: str) -> tuple[onnx.ModelProto, list[Any]]:
     """The case's model retyped for ``variant`` and random inputs of the case's shapes."""
     elem_type, _ = DTYPE_VARIANTS[variant]
@@ -119,7 +132,12 @@ def random_model(case: NodeCase, variant: str) -> tuple[onnx.ModelProto, list[An
     model.CopyFrom(case.model)
     inputs, _ = case.data()
     rng = np.random.default_rng(seed(case.name, variant))
-    new_inputs = [_draw(rng, np.asarray(x).shape, elem_type) for x in inputs]
+    np_type = onnx.helper.tensor_dtype_to_np_dtype(elem_type)
+    # one-element inputs are settings (OneHot depth, Clip bounds, TopK k) and index inputs address
+    # the data (OneHot indices): both keep the case's values; data inputs are drawn at random
+    keep = _index_inputs(case)
+    new_inputs = [_draw(rng, np.asarray(x).shape, elem_type) if np.asarray(x).size > 1 and i not in keep
+                  else np.asarray(x).astype(np_type) for i, x in enumerate(inputs)]
     for vi in list(model.graph.input) + list(model.graph.output):
         vi.type.tensor_type.elem_type = elem_type
     return model, new_inputs

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 EXPECTED_FAILURES: dict[str, str] = {
     # -- math, activations, reductions, casts (ops/import_: activation, binary, unary, reduce, cast ...)
+    "test_gelu_default_1[float64]": "reference inaccuracy: onnxruntime has no float64 Gelu kernel, so onnx.reference is the reference, and its float64 Gelu is ~1.6e-8 off 0.5*x*(1+math.erf(x/sqrt(2))), which we match to 1e-16; float64 rtol is 1e-7",
+    "test_gelu_default_2[float64]": "reference inaccuracy: onnxruntime has no float64 Gelu kernel, so onnx.reference is the reference, and its float64 Gelu is ~1.6e-8 off 0.5*x*(1+math.erf(x/sqrt(2))), which we match to 1e-16; float64 rtol is 1e-7",
     # -- tensor manipulation, indexing, sequences, control flow (ops/import_: shape_ops, indexing, sequence, control ...)
     # -- nn layers, recurrent, quantization, signal (ops/import_: conv, pool, normalization, rnn, quant, signal ...)
+    "test_group_normalization_epsilon[float64]": "onnxruntime and onnx.reference disagree with each other by ~2e-7 on float64 GroupNormalization (each stashes some stage-one statistics in float32); ours keeps float64 statistics, within 1e-12 of an exact float64 computation, so it cannot sit within 1e-7 of both",
+    "test_group_normalization_example[float64]": "onnxruntime and onnx.reference disagree with each other by ~2e-7 on float64 GroupNormalization (each stashes some stage-one statistics in float32); ours keeps float64 statistics, within 1e-12 of an exact float64 computation, so it cannot sit within 1e-7 of both",
     **{name: "expected values are numpy's random draws; jax.random draws differ (same distribution)"
        for name in ("test_bernoulli", "test_bernoulli_double", "test_bernoulli_seed",
                     "test_bernoulli_expanded", "test_bernoulli_double_expanded", "test_bernoulli_seed_expanded",

@@ -12,10 +12,8 @@ EXPECTED_FAILURES: dict[str, str] = {
     # -- math, activations, reductions, casts (ops/import_: activation, binary, unary, reduce, cast ...)
     "test_equal_string": "torch has no string tensors: Equal on tensor(string) inputs",
     "test_equal_string_broadcast": "torch has no string tensors: Equal on tensor(string) inputs",
-    "test_gelu_default_1[float64]": "reference inaccuracy: onnxruntime's float64 Gelu is off by ~1.6e-7 relative "
-                                    "(torch matches 0.5*x*(1+math.erf(x/sqrt(2))) to 1e-16); float64 rtol is 1e-7",
-    "test_gelu_default_2[float64]": "reference inaccuracy: onnxruntime's float64 Gelu is off by ~1e-7 relative "
-                                    "(torch matches 0.5*x*(1+math.erf(x/sqrt(2))) to 1e-16); float64 rtol is 1e-7",
+    "test_gelu_default_1[float64]": "reference inaccuracy: onnxruntime has no float64 Gelu kernel, so onnx.reference is the reference, and its float64 Gelu is ~1.6e-8 off 0.5*x*(1+math.erf(x/sqrt(2))), which we match to 1e-16; float64 rtol is 1e-7",
+    "test_gelu_default_2[float64]": "reference inaccuracy: onnxruntime has no float64 Gelu kernel, so onnx.reference is the reference, and its float64 Gelu is ~1.6e-8 off 0.5*x*(1+math.erf(x/sqrt(2))), which we match to 1e-16; float64 rtol is 1e-7",
     # -- tensor manipulation, indexing, sequences, control flow (ops/import_: shape_ops, indexing, sequence, control ...)
     "test_bernoulli": "random draws: the expected values come from numpy's global RNG when the case was generated; no other runtime (onnxruntime included) can reproduce them, only their distribution",
     "test_bernoulli_double": "random draws: the expected values come from numpy's global RNG when the case was generated; no other runtime (onnxruntime included) can reproduce them, only their distribution",
@@ -23,12 +21,6 @@ EXPECTED_FAILURES: dict[str, str] = {
     "test_bernoulli_expanded": "random draws: the expected values come from numpy's global RNG when the case was generated; no other runtime (onnxruntime included) can reproduce them, only their distribution",
     "test_bernoulli_double_expanded": "random draws: the expected values come from numpy's global RNG when the case was generated; no other runtime (onnxruntime included) can reproduce them, only their distribution",
     "test_bernoulli_seed_expanded": "random draws: the expected values come from numpy's global RNG when the case was generated; no other runtime (onnxruntime included) can reproduce them, only their distribution",
-    "test_onehot_with_axis[random]": "invalid input drawn: the variant draws depth from N(0, 1); OneHot needs depth >= 1 (onnxruntime rejects it, onnx.reference's output for it is arbitrary)",
-    "test_onehot_with_axis[float64]": "invalid input drawn: the variant draws depth from N(0, 1); OneHot needs depth >= 1 (onnxruntime rejects it, onnx.reference's output for it is arbitrary)",
-    "test_onehot_with_axis[float16]": "invalid input drawn: the variant draws depth from N(0, 1); OneHot needs depth >= 1 (onnxruntime rejects it, onnx.reference's output for it is arbitrary)",
-    "test_onehot_with_negative_axis[random]": "invalid input drawn: the variant draws depth from N(0, 1); OneHot needs depth >= 1 (onnxruntime rejects it, onnx.reference's output for it is arbitrary)",
-    "test_onehot_with_negative_axis[float64]": "invalid input drawn: the variant draws depth from N(0, 1); OneHot needs depth >= 1 (onnxruntime rejects it, onnx.reference's output for it is arbitrary)",
-    "test_onehot_with_negative_axis[float16]": "invalid input drawn: the variant draws depth from N(0, 1); OneHot needs depth >= 1 (onnxruntime rejects it, onnx.reference's output for it is arbitrary)",
     # -- nn layers, recurrent, quantization, signal (ops/import_: conv, pool, normalization, rnn, quant, signal ...)
     "test_group_normalization_epsilon[float64]": "onnxruntime and onnx.reference disagree with each other by ~2e-7 on float64 GroupNormalization (each stashes some stage-one statistics in float32); ours keeps float64 statistics, within 1e-12 of an exact float64 computation, so it cannot sit within 1e-7 of both",
     "test_group_normalization_example[float64]": "onnxruntime and onnx.reference disagree with each other by ~2e-7 on float64 GroupNormalization (each stashes some stage-one statistics in float32); ours keeps float64 statistics, within 1e-12 of an exact float64 computation, so it cannot sit within 1e-7 of both",

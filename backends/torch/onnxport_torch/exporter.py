@@ -6,7 +6,8 @@ module paths) -> walk the FX graph, calling the primitive registered for each ta
 :class:`TorchGraph` as ``g`` -> opset down-adaptation -> an ``onnx_ir.Model``.
 
 Parameters and buffers become initializers named by their ``state_dict`` keys (one initializer
-per storage); node names carry the module path and the metadata the module hierarchy.
+per storage; a module imported from ONNX gets its initializers' ONNX names back); node names
+carry the module path and the metadata the module hierarchy.
 """
 
 from __future__ import annotations
@@ -189,11 +190,16 @@ class TorchGraph(Builder):
 class _Converter:
     """Walks an exported program and calls the export primitives."""
 
-    def __init__(self, ep: torch.export.ExportedProgram, registry: Any, dim_names: dict[str, str]):
+    def __init__(self, ep: torch.export.ExportedProgram, registry: Any, dim_names: dict[str, str],
+                 onnx_names: dict[str, str] | None = None):
         self.ep = ep
+        #: state_dict key -> initializer name (a module imported from ONNX keeps its ONNX names)
+        self.onnx_names = onnx_names or {}
         self.registry = registry
         self.dim_names = dim_names
         self.used_targets: set[str] = set()
+        #: initializers holding lifted literals (not parameters or buffers): foldable
+        self.constant_names: set[str] = set()
 
     # -- shapes ----------------------------------------------------------------------------------
     def dim(self, d: Any) -> int | str:
@@ -250,9 +256,10 @@ class _Converter:
                 )
             elif spec.kind == kinds.CONSTANT_TENSOR:
                 tensor = self.ep.constants[spec.target]
+                self.constant_names.add(spec.target)
             else:
                 raise ConversionError(f"input {node.name!r} of kind {spec.kind.name} cannot be exported")
-            env[node] = self.initializer(g, spec.target, tensor)
+            env[node] = self.initializer(g, self.onnx_names.get(spec.target, spec.target), tensor)
         outputs = self.walk(g, self.ep.graph, env)
         out_specs = sig.output_specs
         kinds_out = torch.export.graph_signature.OutputKind
@@ -447,6 +454,7 @@ def export_model(
     kwargs: dict[str, Any] | None = None,
     strict: bool = False,
     functions: bool = False,
+    optimize: bool = True,
 ) -> ir.Model:
     """Export a ``torch.nn.Module`` to an ONNX IR model.
 
@@ -460,6 +468,8 @@ def export_model(
     :param kwargs: keyword inputs for ``forward`` (exported as graph inputs too).
     :param strict: ``torch.export``'s strict (TorchDynamo) tracing.
     :param functions: not supported yet; raises when True.
+    :param optimize: fold constants and static shapes and drop no-ops
+        (:func:`onnxport.optimize.optimize`); weights keep their names and values.
     """
     from onnxport import spec as _spec
     from onnxport.plugins import registry
@@ -490,10 +500,16 @@ def export_model(
         ) from exc
     reg = registry()
     check_supported(ep, reg)
-    conv = _Converter(ep, reg, _dim_names(ep, _dim_specs(module, args, dynamic_shapes)))
+    keys = getattr(module, "initializer_keys", None)  # an imported OnnxModule: its ONNX names
+    onnx_names = {key: name for name, key in keys.items()} if isinstance(keys, dict) else None
+    conv = _Converter(ep, reg, _dim_names(ep, _dim_specs(module, args, dynamic_shapes)), onnx_names)
     g = TorchGraph(opset, name=type(module).__name__, converter=conv)
     conv.run_main(g)
     model = g.model(producer="onnxport-torch")
+    if optimize:
+        from onnxport.optimize import optimize as _optimize
+
+        _optimize(model, foldable=conv.constant_names)
     from onnxport_opsets.down import downgrade
 
     downgrade(model)

@@ -344,7 +344,9 @@ def restore(module: OnnxModule, state: _State) -> None:
         where.setdefault(id(t), key)
     weights = {}
     for v, t in state.static.items():
-        if v.name and state.kinds.get(v) in ("param", "buffer") and id(t) in where:
+        kind = state.kinds.get(v)
+        if v.name and id(t) in where and (kind in ("param", "buffer") or (
+                kind == "const" and not where[id(t)].startswith("onnx_constants."))):  # a layer's state
             weights[v.name] = where[id(t)]
     module._onnx_info["weights"] = weights
 

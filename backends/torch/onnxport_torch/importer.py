@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import keyword
 import operator
 import re
@@ -55,30 +56,125 @@ class NodeFn:
         self.__module__ = "onnxport_torch.ops"
 
     def __call__(self, *args: Any) -> Any:
-        attrs = self.attrs
         if self.subgraphs:
-            attrs = dict(attrs)
-            n = self.ctx.num_inputs
-            inputs, caps = args[:n], args[n:]
-            pos = 0
-            for name, subs, is_list in self.subgraphs:
-                bound = []
-                for sub in subs:
-                    bound.append(sub.bind(caps[pos : pos + sub.num_captures]))
-                    pos += sub.num_captures
-                attrs[name] = bound if is_list else bound[0]
-            args = inputs
+            return self._call_with_subgraphs(args)
         try:
-            return self.fn(self.ctx, *args, **attrs)
+            return self._bound(*args)
         except OnnxportError:
             raise
         except Exception as exc:
-            raise ConversionError(
-                f"node {self.ctx.label} (opset {self.ctx.opset}) failed: {type(exc).__name__}: {exc}"
-            ) from exc
+            raise self._failure(exc) from exc
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        return self._attrs
+
+    @attrs.setter
+    def attrs(self, attrs: dict[str, Any]) -> None:
+        # bound once (C-level partial): no per-call dict expansion in Python
+        self._attrs = attrs
+        self._bound = functools.partial(self.fn, self.ctx, **attrs)
+
+    def _failure(self, exc: Exception) -> ConversionError:
+        return ConversionError(
+            f"node {self.ctx.label} (opset {self.ctx.opset}) failed: {type(exc).__name__}: {exc}"
+        )
+
+    def _call_with_subgraphs(self, args: tuple) -> Any:
+        attrs = dict(self._attrs)
+        n = self.ctx.num_inputs
+        inputs, caps = args[:n], args[n:]
+        pos = 0
+        for name, subs, is_list in self.subgraphs:
+            bound = []
+            for sub in subs:
+                bound.append(sub.bind(caps[pos : pos + sub.num_captures]))
+                pos += sub.num_captures
+            attrs[name] = bound if is_list else bound[0]
+        try:
+            return self.fn(self.ctx, *inputs, **attrs)
+        except OnnxportError:
+            raise
+        except Exception as exc:
+            raise self._failure(exc) from exc
 
     def __repr__(self) -> str:
         return f"NodeFn({self.ctx.label})"
+
+
+#: ops whose output depends only on the shape of their (runtime) input: roots of shape programs
+_SHAPE_ROOTS = {"Shape", "Size"}
+_PROGRAM_CACHE = 16  # distinct input-shape keys remembered per shape program
+
+
+class _ShapeStep:
+    """One ONNX node of a shape program: its bound primitive and where its inputs come from."""
+
+    __slots__ = ("fn", "sources", "num_outputs")
+
+    def __init__(self, fn: NodeFn, sources: list[tuple[str, Any] | None], num_outputs: int):
+        self.fn = fn
+        self.sources = sources  # ("static", tensor) | ("root", index) | ("value", (step, output)) | None
+        self.num_outputs = num_outputs
+
+
+class ShapeProgram:
+    """A static subgraph whose values depend only on the shapes of some runtime tensors.
+
+    Shape/Size of a runtime tensor and the deterministic nodes computing on them and on constants
+    (shape arithmetic, masks built from ``Range``...) are a pure function of the roots' shapes:
+    the program evaluates them once per distinct tuple of root shapes and replays the result,
+    so the forward pass runs one cache lookup instead of a chain of small tensor ops. Under
+    tracing or compilation (torch.compile, torch.export, jit/fx tracing) it always evaluates.
+    """
+
+    def __init__(self, steps: list[_ShapeStep], output: tuple[int, int], num_roots: int, name: str,
+                 copy_out: bool):
+        self.steps = steps
+        self.output = output
+        self.num_roots = num_roots
+        self.copy_out = copy_out  # a graph output: the caller owns (and may modify) the tensor
+        self.cache: dict[tuple, Any] = {}
+        self.__name__ = self.__qualname__ = name
+        self.__module__ = "onnxport_torch.ops"
+
+    def evaluate(self, roots: tuple) -> Any:
+        results: list[Any] = []
+        for step in self.steps:
+            args = []
+            for src in step.sources:
+                if src is None:
+                    args.append(None)
+                elif src[0] == "static":
+                    args.append(src[1])
+                elif src[0] == "root":
+                    args.append(roots[src[1]])
+                else:
+                    j, k = src[1]
+                    args.append(results[j] if self.steps[j].num_outputs == 1 else results[j][k])
+            results.append(step.fn(*args))
+        j, k = self.output
+        return results[j] if self.steps[j].num_outputs == 1 else results[j][k]
+
+    def __call__(self, *roots: Any) -> Any:
+        if torch.compiler.is_compiling() or torch.jit.is_tracing():
+            return self.evaluate(roots)
+        try:
+            key = tuple(r.shape for r in roots)
+            out = self.cache.get(key)
+        except TypeError:  # symbolic sizes (tracing) or a root that is not a tensor
+            return self.evaluate(roots)
+        if out is None:
+            out = self.evaluate(roots)
+            if len(self.cache) >= _PROGRAM_CACHE:
+                del self.cache[next(iter(self.cache))]
+            self.cache[key] = out
+        if self.copy_out and isinstance(out, torch.Tensor):
+            return out.clone()
+        return out
+
+    def __repr__(self) -> str:
+        return f"ShapeProgram({self.__name__}, {len(self.steps)} nodes, {self.num_roots} roots)"
 
 
 class Subgraph:
@@ -282,6 +378,10 @@ class _GraphBuilder:
         self.env: dict[ir.Value, fx.Node] = {}
         self.captures: list[ir.Value] = []
         self._cap_nodes: dict[ir.Value, fx.Node] = {}
+        #: values of shape programs not yet needed at runtime: value -> (fn, node, output index)
+        self.lazy: dict[ir.Value, tuple[NodeFn, ir.Node, int]] = {}
+        #: Add nodes computed by a fused MatMul+Add (``_linear``): node -> its fx node
+        self._absorbed: dict[ir.Node, fx.Node] = {}
 
     @property
     def root(self) -> nn.Module:
@@ -327,6 +427,8 @@ class _GraphBuilder:
     def value_node(self, v: ir.Value) -> Any:
         if v in self.env:
             return self.env[v]
+        if v in self.lazy:
+            return self._materialize(v)
         if v in self._cap_nodes:
             return self._cap_nodes[v]
         if self.parent is None:
@@ -382,12 +484,102 @@ class _GraphBuilder:
                 return False
         return True
 
+    def _shape_program_node(self, node: ir.Node) -> bool:
+        """Whether ``node`` depends only on runtime shapes and constants (see ``ShapeProgram``)."""
+        if self.parent is not None or node.op_type in _NO_FOLD or node.domain not in ("", "ai.onnx"):
+            return False
+        if any(a.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS) for a in node.attributes.values()):
+            return False
+        st = self.state
+        if node.op_type in _SHAPE_ROOTS:
+            return len(node.inputs) == 1 and node.inputs[0] is not None
+        lazy = False
+        for v in node.inputs:
+            if v is None:
+                continue
+            if v in self.lazy:
+                lazy = True
+            elif v not in st.static or v in st.trainable:
+                return False
+            elif v in st.from_init and v.is_initializer() and st.static[v].is_floating_point() and st.static[v].dim() >= 1:
+                return False  # a float weight of the model's state: stays a registered tensor
+        return lazy
+
+    def _linear_add(self, node: ir.Node) -> ir.Node | None:
+        """The Add that makes ``MatMul(x, W) + b`` a linear layer (2-D weight, 1-D bias), if any."""
+        st = self.state
+        if len(node.inputs) != 2 or len(node.outputs) != 1:
+            return None
+        x, w = node.inputs
+        y = node.outputs[0]
+        if x is None or w is None or x in st.static or x in self.lazy or w not in st.static or y.is_graph_output():
+            return None
+        wt = st.static[w]
+        if wt.dim() != 2 or not wt.is_floating_point() or x.dtype != w.dtype:
+            return None
+        uses = list(y.uses())
+        if len(uses) != 1:
+            return None
+        add = uses[0].node
+        if add.op_type != "Add" or add.domain not in ("", "ai.onnx") or add.graph is not node.graph:
+            return None
+        if len(add.inputs) != 2 or len(add.outputs) != 1 or add.inputs[0] is add.inputs[1]:
+            return None
+        if (add.domain, add.op_type, add.overload) in st.plan.model.functions:
+            return None
+        b = add.inputs[1 - uses[0].idx]
+        if b is None or b not in st.static:
+            return None
+        bt = st.static[b]
+        if bt.dim() != 1 or bt.shape[0] != wt.shape[1] or bt.dtype != wt.dtype or b.dtype != w.dtype:
+            return None
+        return add
+
+    def _materialize(self, v: ir.Value) -> fx.Node:
+        """The fx node of a shape-program value, built on its first runtime use."""
+        steps: list[_ShapeStep] = []
+        index: dict[ir.Node, int] = {}
+        roots: list[ir.Value] = []
+
+        def visit(node: ir.Node, fn: NodeFn) -> int:
+            if node in index:
+                return index[node]
+            sources: list[tuple[str, Any] | None] = []
+            for v_in in node.inputs:
+                if v_in is None:
+                    sources.append(None)
+                elif v_in in self.lazy and node.op_type not in _SHAPE_ROOTS:
+                    fn_in, producer, k = self.lazy[v_in]
+                    sources.append(("value", (visit(producer, fn_in), k)))
+                elif node.op_type in _SHAPE_ROOTS:
+                    if v_in not in roots:
+                        roots.append(v_in)
+                    sources.append(("root", roots.index(v_in)))
+                else:
+                    self.weight(v_in)  # registered as before (import-time facts, same state_dict)
+                    sources.append(("static", self.state.static[v_in]))
+            index[node] = len(steps)
+            steps.append(_ShapeStep(fn, sources, len(node.outputs)))
+            return index[node]
+
+        fn, producer, k = self.lazy[v]
+        j = visit(producer, fn)
+        name = _part(f"shape_{producer.op_type}_{producer.name or ''}").lower()
+        program = ShapeProgram(steps, (j, k), len(roots), name, copy_out=v.is_graph_output())
+        out = self.fx.call_function(program, tuple(self.value_node(r) for r in roots))
+        _annotate(out, producer)
+        self.env[v] = out
+        return out
+
     def _node(self, node: ir.Node) -> None:
         st = self.state
         if (node.domain, node.op_type, node.overload) in st.plan.model.functions:
             from .functions import call_function  # a kept model-local function (issue 3)
 
             return call_function(self, node)
+        if node in self._absorbed:
+            self.env[node.outputs[0]] = self._absorbed.pop(node)
+            return
         info = st.plan.info(node)
         ctx = NodeContext(self, node, info.opset, info.version, st.mode)
         attrs = dict(info.attributes)
@@ -411,6 +603,27 @@ class _GraphBuilder:
                         if t.is_floating_point() and st.trainable_mode != "none" and self._is_weight_use(v):
                             st.trainable.add(v)
                 return
+
+        if node.op_type == "MatMul" and node.domain in ("", "ai.onnx"):
+            add = self._linear_add(node)
+            if add is not None:
+                x, w = node.inputs
+                b = add.inputs[1] if add.inputs[0] is node.outputs[0] else add.inputs[0]
+                fn = NodeFn(_linear, ctx, {})
+                ctx._freeze()
+                out = self.fx.call_function(fn, (self.value_node(x), self.value_node(w), self.value_node(b)))
+                _annotate(out, node)
+                out.meta["onnx_fused"] = [add.name]
+                self.env[node.outputs[0]] = out
+                self._absorbed[add] = out
+                return
+
+        if self._shape_program_node(node):
+            fn = NodeFn(prim.fn, ctx, attrs)
+            ctx._freeze()
+            for k, v in enumerate(node.outputs):
+                self.lazy[v] = (fn, node, k)
+            return
 
         if self.parent is None and st.use_modules and prim.builder is not None:
             built = prim.builder(ctx, **attrs)
@@ -496,6 +709,13 @@ class _GraphBuilder:
         sub = Subgraph(module, len(graph.inputs), len(captured), graph.name or "subgraph")
         sub._captured = captured  # type: ignore[attr-defined]
         return sub
+
+
+def _linear(ctx: NodeContext, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``MatMul(x, W) + b`` with an [in, out] weight and a bias of its columns, as one GEMM."""
+    if x.dim() == 0:
+        raise ctx.error("MatMul needs inputs of rank >= 1, got a scalar")
+    return torch.nn.functional.linear(x, w.t(), b)
 
 
 def _annotate(fx_node: fx.Node, node: ir.Node) -> None:

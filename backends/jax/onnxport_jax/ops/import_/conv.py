@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from onnxport import importer
@@ -26,6 +27,58 @@ def conv_nd(x, w, strides, pads, dilations, group, lhs_dilation=None, out_type=N
         preferred_element_type=out_type)
 
 
+#: depthwise kernels up to this many taps run as shifted multiply-adds (one fused loop) instead of
+#: a grouped convolution, which XLA:CPU runs tens of times slower than a dense one
+_MAX_TAPS = 64
+
+
+def _floating(x, w):
+    return jnp.issubdtype(x.dtype, jnp.floating) and x.dtype == w.dtype
+
+
+def depthwise_taps(x, w, strides, pads, dilations):
+    """A depthwise conv (group == input channels, ``w`` of shape [C * m, 1, *k]) as a sum over the
+    kernel taps of strided slices of the padded input times per-channel weights."""
+    nd = w.ndim - 2
+    c, m = x.shape[1], w.shape[0] // x.shape[1]
+    if m > 1:  # output channel o reads input channel o // m
+        x = jnp.repeat(x, m, axis=1)
+    xp = jnp.pad(x, [(0, 0), (0, 0), *[(pads[i], pads[nd + i]) for i in range(nd)]])
+    kernel = w.shape[2:]
+    out = [(xp.shape[2 + i] - (kernel[i] - 1) * dilations[i] - 1) // strides[i] + 1 for i in range(nd)]
+    y = None
+    for tap in np.ndindex(*kernel):
+        start = [t * d for t, d in zip(tap, dilations)]
+        sl = lax.slice(xp, (0, 0, *start),
+                       (xp.shape[0], c * m, *[s + (o - 1) * st + 1 for s, o, st in zip(start, out, strides)]),
+                       (1, 1, *strides))
+        t = sl * jnp.reshape(w[(slice(None), 0, *tap)], (1, -1) + (1,) * nd)
+        y = t if y is None else y + t
+    return y
+
+
+def grouped_pointwise(x, w, group):
+    """A grouped 1x1 conv (stride 1, no padding) as one batched matmul over the groups."""
+    n, c = x.shape[:2]
+    sp = x.shape[2:]
+    xg = jnp.reshape(x, (n, group, c // group, -1))
+    wg = jnp.reshape(w, (group, w.shape[0] // group, c // group))
+    y = lax.dot_general(wg, xg, (((2,), (2,)), ((0,), (1,))), precision=lax.Precision.HIGHEST,
+                        preferred_element_type=x.dtype)  # [group, O/group, n, HW]
+    return jnp.reshape(jnp.moveaxis(y, 2, 0), (n, w.shape[0], *sp))
+
+
+def conv_fast(x, w, strides, pads, dilations, group):
+    """``conv_nd`` with the grouped shapes XLA:CPU runs slowly rewritten to faster forms."""
+    nd = w.ndim - 2
+    if group > 1 and _floating(x, w) and nd >= 1:
+        if group == x.shape[1] and w.shape[1] == 1 and int(np.prod(w.shape[2:])) <= _MAX_TAPS:
+            return depthwise_taps(x, w, strides, pads, dilations)
+        if all(k == 1 for k in w.shape[2:]) and all(s == 1 for s in strides) and not any(pads):
+            return grouped_pointwise(x, w, group)
+    return conv_nd(x, w, strides, pads, dilations, group)
+
+
 def add_bias(y, b):
     if b is None:
         return y
@@ -38,7 +91,7 @@ def conv(ctx, x, w, b=None, *, auto_pad, dilations, group, kernel_shape, pads, s
     nd = w.ndim - 2
     kernel, strides, dilations = spatial_settings(nd, kernel_shape or w.shape[2:], strides, dilations)
     pads = resolve_pads(auto_pad, pads, x.shape[2:], kernel, strides, dilations)
-    return add_bias(conv_nd(x, w, strides, pads, dilations, group), b)
+    return add_bias(conv_fast(x, w, strides, pads, dilations, group), b)
 
 
 @importer("ConvInteger", since=10)

@@ -12,9 +12,15 @@ _HIGHEST = lax.Precision.HIGHEST
 
 @importer("Gemm", since=13)
 def gemm(ctx, a, b, c=None, *, alpha, beta, transA, transB):  # noqa: N803 - ONNX names
-    a = a.T if transA else a
-    b = b.T if transB else b
-    y = jnp.matmul(a, b, precision=_HIGHEST, preferred_element_type=a.dtype)
+    # transposes are folded into the contracting dims: a materialized b.T of a weight passed to
+    # jitted code as an argument costs a full copy of the weight on every call
+    dims = (((0 if transA else 1,), (1 if transB else 0,)), ((), ()))
+    y = lax.dot_general(a, b, dims, precision=_HIGHEST, preferred_element_type=a.dtype)
+    if not jnp.issubdtype(y.dtype, jnp.floating) and (alpha != 1.0 or beta != 1.0):
+        # integer Gemm: the float alpha/beta products are computed in float, then truncated back
+        wide = jnp.float64 if y.dtype.itemsize == 8 else jnp.float32
+        y = y.astype(wide)
+        c = c.astype(wide) if c is not None else None
     if alpha != 1.0:
         y = y * jnp.asarray(alpha, y.dtype)
     if c is not None and beta != 0.0:

@@ -49,12 +49,22 @@ def random_normal(ctx, *, dtype, mean, scale, seed, shape):
     return _normal(ctx, shape, _float(ctx, dtype, None), mean, scale, seed)
 
 
-@importer("RandomUniform", since=22)
+@importer("RandomUniform", since=22, cases=[  # no official node case: a degenerate range is exact
+    ImportCase((), {"shape": [3, 1], "low": 0.75, "high": 0.75, "seed": 1.0},
+               expected=(np.full((3, 1), 0.75, np.float32),), name="point"),
+    ImportCase((), {"shape": [2], "low": -2.0, "high": -2.0, "dtype": 10, "seed": 2.0},
+               expected=(np.full((2,), -2.0, np.float16),), name="float16"),
+])
 def random_uniform(ctx, *, dtype, high, low, seed, shape):
     return _uniform(ctx, shape, _float(ctx, dtype, None), low, high, seed)
 
 
-@importer("RandomNormalLike", since=22)
+@importer("RandomNormalLike", since=22, cases=[  # zero scale: exact, whatever the key
+    ImportCase((np.zeros((2, 2), np.int32),), {"dtype": 1, "mean": 0.25, "scale": 0.0, "seed": 1.0},
+               expected=(np.full((2, 2), 0.25, np.float32),), name="from_int32"),
+    ImportCase((np.zeros((3,), np.float64),), {"mean": 4.0, "scale": 0.0, "seed": 2.0},
+               expected=(np.full((3,), 4.0, np.float64),), name="input_dtype"),
+])
 def random_normal_like(ctx, x, *, dtype, mean, scale, seed):
     return _normal(ctx, x.shape, _float(ctx, dtype, x), mean, scale, seed)
 

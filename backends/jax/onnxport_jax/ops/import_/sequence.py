@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from onnxport import importer
+from onnxport import ImportCase, importer
 
 from ._static import concrete, ints, xp
 
@@ -43,7 +43,15 @@ def sequence_insert(ctx, seq, tensor, position=None):
     return out
 
 
-@importer("SequenceErase", since=11)
+# no official node case uses SequenceErase or ConcatFromSequence: declared cases, onnxruntime decides
+_SEQ = [np.arange(6, dtype=np.float32).reshape(2, 3) + 10 * k for k in range(3)]
+
+
+@importer("SequenceErase", since=11, cases=[
+    ImportCase((_SEQ,), name="last"),
+    ImportCase((_SEQ, np.array(0, np.int64)), name="first"),
+    ImportCase((_SEQ, np.array(-2, np.int32)), name="negative"),
+])
 def sequence_erase(ctx, seq, position=None):
     out = list(seq)
     if not out:
@@ -81,7 +89,11 @@ def split_to_sequence(ctx, x, split=None, *, axis, keepdims):
 
 
 
-@importer("ConcatFromSequence", since=11)
+@importer("ConcatFromSequence", since=11, cases=[
+    ImportCase((_SEQ,), {"axis": 1}, name="concat"),
+    ImportCase((_SEQ,), {"axis": -1, "new_axis": 1}, name="stack_last"),
+    ImportCase((_SEQ[:1],), {"axis": 0, "new_axis": 1}, name="stack_one"),
+])
 def concat_from_sequence(ctx, seq, *, axis, new_axis):
     if not seq:
         raise ctx.error("cannot concatenate an empty sequence")

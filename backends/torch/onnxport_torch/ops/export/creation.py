@@ -11,9 +11,9 @@ from onnxport import Sample, exporter
 
 @exporter(
     "aten.full.default",
-    samples=[Sample(lambda x: x + torch.full((2, 3), 1.5), (torch.randn(2, 3),), emits=("ConstantOfShape",), name="full"),
+    samples=[Sample(lambda x: x + torch.full((x.shape[0], 3), 1.5), (torch.randn(2, 3),), emits=("ConstantOfShape",), name="full"),
              Sample(lambda x: x + torch.ones(x.shape[0], 3), (torch.randn(2, 3),), emits=("ConstantOfShape",), name="ones"),
-             Sample(lambda x: x * torch.zeros(3, dtype=torch.int64), (torch.randn(2, 3),), emits=("ConstantOfShape",), name="int")],
+             Sample(lambda x: x * torch.zeros(x.shape[0], 1, dtype=torch.int64), (torch.randn(2, 3),), emits=("ConstantOfShape",), name="int")],
 )
 def full(g, size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
     dt = g.out_dtype()
@@ -25,9 +25,9 @@ def full(g, size, fill_value, *, dtype=None, layout=None, device=None, pin_memor
 
 @exporter(
     "aten.arange.start_step",
-    samples=[Sample(lambda x: x + torch.arange(3), (torch.randn(2, 3),), emits=("Range",), name="int"),
-             Sample(lambda x: x * torch.arange(0.5, 2.0, 0.5), (torch.randn(2, 3),), emits=("Range",), name="float"),
-             Sample(lambda x: torch.arange(x.shape[1]) * x, (torch.randn(2, 3),), emits=("Range",), name="symbolic")],
+    samples=[Sample(lambda x: x + torch.arange(x.shape[0]).unsqueeze(1), (torch.randn(2, 3),), emits=("Range",), name="int"),
+             Sample(lambda x: x * torch.arange(x.shape[0], dtype=torch.float32).unsqueeze(1), (torch.randn(2, 3),), emits=("Range",), name="float"),
+             Sample(lambda x: torch.arange(x.shape[0] * 3).view(-1, 3) * x, (torch.randn(2, 3),), emits=("Range",), name="symbolic")],
 )
 def arange(g, start, end=None, step=1, *, dtype=None, layout=None, device=None, pin_memory=None):
     if end is None:

@@ -1,0 +1,366 @@
+"""Graph clean-up for exported models: constant folding, static shapes, no-op removal, dedup.
+
+:func:`optimize` rewrites an ``onnx_ir.Model`` in place, framework-free:
+
+- **folding**: a node whose inputs are all constants (Constant outputs, earlier folds, and the
+  initializers the caller names as foldable, never the weights) is evaluated once; its result
+  becomes an initializer (a Constant node inside subgraphs);
+- **static shapes**: ``Shape`` / ``Size`` of a value whose shape is fully known is a constant, so
+  ``Shape -> Gather -> Concat -> Reshape`` chains on static dims fold away;
+- **no-ops**: Identity, Cast to the same type, Reshape / Expand to the same static shape,
+  Transpose with the identity permutation, Concat of one input, a Slice that keeps everything,
+  and Reshape of a Reshape;
+- **dedup**: identical Constant nodes and folded constants become one; dead nodes go.
+
+Results too large to be worth storing (more than ``fold_limit`` elements and larger than the
+inputs they come from, say a ConstantOfShape of a big shape) are left to the runtime.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+import onnx_ir as ir
+
+#: ops never folded: random, or with effects beyond their outputs
+_NO_FOLD = {"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial",
+            "Bernoulli", "Dropout", "If", "Loop", "Scan", "SequenceMap", "Constant"}
+
+
+def _attr(node: ir.Node, name: str, default: Any = None) -> Any:
+    a = node.attributes.get(name)
+    return default if a is None else a.value
+
+
+def _bcast_shape(node: ir.Node, x: np.ndarray, shape: np.ndarray) -> np.ndarray:
+    return np.broadcast_to(x, np.broadcast_shapes(x.shape, tuple(int(s) for s in shape))).copy()
+
+
+def _gather(node: ir.Node, x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    return np.take(x, idx.astype(np.int64), axis=_attr(node, "axis", 0))
+
+
+def _concat(node: ir.Node, *xs: np.ndarray) -> np.ndarray:
+    return np.concatenate(xs, axis=_attr(node, "axis"))
+
+
+def _reshape(node: ir.Node, x: np.ndarray, shape: np.ndarray) -> np.ndarray:
+    shape = [int(s) for s in shape]
+    if not _attr(node, "allowzero", 0):
+        shape = [x.shape[i] if s == 0 else s for i, s in enumerate(shape)]
+    return x.reshape(shape)
+
+
+def _unsqueeze(node: ir.Node, x: np.ndarray, axes: np.ndarray) -> np.ndarray:
+    rank = x.ndim + len(axes)
+    for a in sorted(int(a) + rank if a < 0 else int(a) for a in axes):
+        x = np.expand_dims(x, a)
+    return x
+
+
+def _squeeze(node: ir.Node, x: np.ndarray, axes: np.ndarray | None = None) -> np.ndarray:
+    return np.squeeze(x) if axes is None else np.squeeze(x, tuple(int(a) for a in axes))
+
+
+def _slice(node: ir.Node, x: np.ndarray, starts, ends, axes=None, steps=None) -> np.ndarray:
+    axes = range(len(starts)) if axes is None else [int(a) for a in axes]
+    steps = [1] * len(starts) if steps is None else [int(s) for s in steps]
+    index = [slice(None)] * x.ndim
+    for s, e, a, st in zip(starts, ends, axes, steps):
+        index[a] = slice(int(s), int(e), st)
+    return x[tuple(index)]
+
+
+def _range(node: ir.Node, start, limit, delta) -> np.ndarray:
+    return np.arange(start, limit, delta, dtype=np.asarray(start).dtype)
+
+
+def _cast(node: ir.Node, x: np.ndarray) -> np.ndarray:
+    return x.astype(ir.DataType(_attr(node, "to")).numpy())
+
+
+def _constant_of_shape(node: ir.Node, shape: np.ndarray) -> np.ndarray:
+    value = _attr(node, "value")
+    fill = value.numpy().reshape(-1)[0] if value is not None else np.float32(0)
+    return np.full([int(s) for s in shape], fill, dtype=np.asarray(fill).dtype)
+
+
+def _where(node: ir.Node, c, a, b) -> np.ndarray:
+    return np.where(c, a, b)
+
+
+def _binary(fn: Callable) -> Callable:
+    return lambda node, a, b: np.asarray(fn(a, b)).astype(np.result_type(a, b), copy=False)
+
+
+def _div(node: ir.Node, a, b) -> np.ndarray:
+    if np.issubdtype(a.dtype, np.integer):  # ONNX integer Div truncates
+        return (np.trunc(a / b)).astype(a.dtype)
+    return np.asarray(a / b, dtype=a.dtype)
+
+
+#: numpy forms of the ops that exporters' shape and mask computations use
+_NUMPY: dict[str, Callable[..., Any]] = {
+    "Identity": lambda node, x: x,
+    "Add": _binary(np.add), "Sub": _binary(np.subtract), "Mul": _binary(np.multiply), "Div": _div,
+    "Equal": lambda node, a, b: np.equal(a, b), "Less": lambda node, a, b: np.less(a, b),
+    "LessOrEqual": lambda node, a, b: np.less_equal(a, b), "Greater": lambda node, a, b: np.greater(a, b),
+    "GreaterOrEqual": lambda node, a, b: np.greater_equal(a, b),
+    "And": lambda node, a, b: np.logical_and(a, b), "Or": lambda node, a, b: np.logical_or(a, b),
+    "Not": lambda node, a: np.logical_not(a), "Neg": lambda node, a: np.negative(a),
+    "Max": lambda node, *xs: np.maximum.reduce(np.broadcast_arrays(*xs)),
+    "Min": lambda node, *xs: np.minimum.reduce(np.broadcast_arrays(*xs)),
+    "Where": _where, "Cast": _cast, "Gather": _gather, "Concat": _concat, "Reshape": _reshape,
+    "Unsqueeze": _unsqueeze, "Squeeze": _squeeze, "Slice": _slice, "Range": _range,
+    "Expand": _bcast_shape, "ConstantOfShape": _constant_of_shape,
+    "Transpose": lambda node, x: np.transpose(x, _attr(node, "perm")),
+}
+
+
+def _reference(node: ir.Node, inputs: list[np.ndarray | None], opset: int) -> list[np.ndarray]:
+    """Evaluate one node with ``onnx.reference`` (ops without a numpy form here)."""
+    import onnx
+    from onnx import helper
+    from onnx.reference import ReferenceEvaluator
+
+    names = [f"i{i}" if x is not None else "" for i, x in enumerate(inputs)]
+    outs = [f"o{i}" for i in range(len(node.outputs))]
+    proto = ir.serde.serialize_node(node)
+    del proto.input[:]
+    proto.input.extend(names)
+    del proto.output[:]
+    proto.output.extend(outs)
+    graph = helper.make_graph([proto], "fold", [helper.make_tensor_value_info(n, onnx.TensorProto.UNDEFINED, None)
+                                                 for n in names if n], [helper.make_value_info(o, onnx.TypeProto()) for o in outs])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    feeds = {n: x for n, x in zip(names, inputs) if n}
+    return list(ReferenceEvaluator(model).run(None, feeds))
+
+
+class _Folder:
+    def __init__(self, model: ir.Model, foldable: set[str], fold_limit: int):
+        self.model = model
+        self.opset = model.opset_imports.get("", 18)
+        self.fold_limit = fold_limit
+        self.foldable = foldable
+        self.stats = {"folded": 0, "removed": 0, "deduplicated": 0}
+
+    def const(self, v: ir.Value | None) -> np.ndarray | None:
+        if v is None:
+            return None
+        producer = v.producer()
+        if producer is not None and producer.op_type == "Constant" and not producer.domain and v.const_value is not None:
+            return v.const_value.numpy()
+        if producer is None and v.const_value is not None and (v.name in self.foldable):
+            return v.const_value.numpy()
+        return None
+
+    # -- rewrites --------------------------------------------------------------------------------
+    def bypass(self, graph: ir.Graph, node: ir.Node, source: ir.Value) -> bool:
+        """Drop ``node`` (one output), reading ``source`` instead of its output."""
+        out = node.outputs[0]
+        if out.is_graph_output():
+            # the graph output keeps its name: only when source can take that name
+            if source.is_graph_input() or source.is_graph_output() or source.producer() is None:
+                return False
+            name = out.name
+            out.replace_all_uses_with(source, replace_graph_outputs=True)
+            out.name = None
+            source.name = name
+        else:
+            out.replace_all_uses_with(source)
+        graph.remove(node, safe=True)
+        self.stats["removed"] += 1
+        return True
+
+    def fold(self, graph: ir.Graph, node: ir.Node, results: list[np.ndarray], main: bool) -> None:
+        """Replace ``node`` by its constant results."""
+        news = []
+        for out, arr in zip(node.outputs, results):
+            arr = np.asarray(arr)
+            if out.dtype is not None and out.dtype.numpy() != arr.dtype:
+                arr = arr.astype(out.dtype.numpy())
+            tensor = ir.tensor(arr, name=out.name)
+            if main:
+                new = ir.Value(name=None, type=ir.TensorType(tensor.dtype), shape=ir.Shape(list(arr.shape)),
+                               const_value=tensor)
+                news.append(new)
+            else:
+                c = ir.Node("", "Constant", [], attributes=[ir.AttrTensor("value", tensor)], name=f"{node.name}_folded")
+                c.outputs[0].const_value = tensor
+                c.outputs[0].dtype = tensor.dtype
+                c.outputs[0].shape = ir.Shape(list(arr.shape))
+                graph.insert_before(node, c)
+                news.append(c.outputs[0])
+        for out, new in zip(node.outputs, news):
+            name = out.name
+            out.replace_all_uses_with(new, replace_graph_outputs=True)
+            out.name = None
+            new.name = name
+            if main:
+                graph.register_initializer(new)
+                self.foldable.add(name)
+        graph.remove(node, safe=True)
+        self.stats["folded"] += 1
+
+    def evaluate(self, node: ir.Node, inputs: list[np.ndarray | None]) -> list[np.ndarray] | None:
+        fn = _NUMPY.get(node.op_type)
+        try:
+            if fn is not None and len(node.outputs) == 1:
+                while inputs and inputs[-1] is None:
+                    inputs = inputs[:-1]
+                if node.op_type == "Squeeze" or all(x is not None for x in inputs):
+                    return [fn(node, *inputs)]
+            return _reference(node, inputs, self.opset)
+        except Exception:  # noqa: BLE001 - a node that cannot be evaluated here stays for the runtime
+            return None
+
+    def static_shape(self, v: ir.Value) -> list[int] | None:
+        if v.shape is None or not all(isinstance(d, int) for d in v.shape):
+            return None
+        return [int(d) for d in v.shape]
+
+    def simplify(self, graph: ir.Graph, node: ir.Node) -> bool:
+        """No-op removal; True when the node is gone."""
+        op = node.op_type
+        ins = node.inputs
+        out = node.outputs[0] if node.outputs else None
+        if op == "Identity":
+            return self.bypass(graph, node, ins[0])
+        if op == "Cast" and ins[0].dtype is not None and ins[0].dtype == ir.DataType(_attr(node, "to")):
+            return self.bypass(graph, node, ins[0])
+        if op == "Transpose":
+            perm = _attr(node, "perm")
+            if perm is not None and list(perm) == list(range(len(perm))):
+                return self.bypass(graph, node, ins[0])
+        if op == "Concat" and len(ins) == 1:
+            return self.bypass(graph, node, ins[0])
+        if op in ("Reshape", "Expand", "Slice") and out is not None:
+            src, dst = self.static_shape(ins[0]), self.static_shape(out)
+            if src is not None and src == dst and src.count(0) == 0:
+                return self.bypass(graph, node, ins[0])
+        if op == "Unsqueeze" and len(ins) == 2:
+            first = ins[0].producer()
+            outer = self.const(ins[1])
+            inner = self.const(first.inputs[1]) if first is not None and first.op_type == "Unsqueeze" and len(first.inputs) == 2 else None
+            if (inner is not None and outer is not None and not first.domain and len(ins[0].uses()) == 1
+                    and not ins[0].is_graph_output() and out is not None and out.shape is not None):
+                # one Unsqueeze inserting both sets of axes: mark the new dims in the final order
+                rank = len(out.shape)
+                dims: list[bool] = [False] * (rank - len(inner) - len(outer))
+                for axes in (inner, outer):
+                    r = len(dims) + len(axes)
+                    for a in sorted(int(a) + r if a < 0 else int(a) for a in axes):
+                        dims.insert(a, True)
+                merged = np.asarray([i for i, new in enumerate(dims) if new], dtype=np.int64)
+                c = ir.Node("", "Constant", [], attributes=[ir.AttrTensor("value", ir.tensor(merged))],
+                            name=f"{node.name}_axes")
+                c.outputs[0].const_value = ir.tensor(merged)
+                c.outputs[0].dtype, c.outputs[0].shape = ir.DataType.INT64, ir.Shape([len(merged)])
+                c.outputs[0].name = f"{out.name}_axes"
+                graph.insert_before(node, c)
+                node.replace_input_with(0, first.inputs[0])
+                node.replace_input_with(1, c.outputs[0])
+                graph.remove(first, safe=True)
+                self.stats["removed"] += 1
+        if op == "Reshape":
+            first = ins[0].producer()
+            shape = self.const(ins[1])
+            if (first is not None and first.op_type == "Reshape" and not first.domain and len(ins[0].uses()) == 1
+                    and not ins[0].is_graph_output() and shape is not None and 0 not in shape.tolist()):
+                node.replace_input_with(0, first.inputs[0])
+                graph.remove(first, safe=True)
+                self.stats["removed"] += 1
+        return False
+
+    # -- the pass ---------------------------------------------------------------------------------
+    def run_graph(self, graph: ir.Graph, main: bool) -> None:
+        for node in list(graph):
+            if node.graph is None:
+                continue  # removed by an earlier rewrite
+            for attr in node.attributes.values():
+                if attr.type == ir.AttributeType.GRAPH:
+                    self.run_graph(attr.value, False)
+                elif attr.type == ir.AttributeType.GRAPHS:
+                    for sub in attr.value:
+                        self.run_graph(sub, False)
+            if node.domain or node.op_type in _NO_FOLD:
+                continue
+            if node.op_type in ("Shape", "Size") and node.inputs and node.inputs[0] is not None:
+                dims = self.static_shape(node.inputs[0])
+                if dims is not None and not node.outputs[0].is_graph_output():
+                    if node.op_type == "Size":
+                        self.fold(graph, node, [np.asarray(int(np.prod(dims)), dtype=np.int64)], main)
+                        continue
+                    start, end = _attr(node, "start", 0), _attr(node, "end", None)
+                    self.fold(graph, node, [np.asarray(dims[start:end], dtype=np.int64)], main)
+                    continue
+            if self.simplify(graph, node):
+                continue
+            values = [self.const(v) for v in node.inputs]
+            if not node.inputs or any(v is not None and c is None for v, c in zip(node.inputs, values)):
+                continue
+            if any(o.is_graph_output() for o in node.outputs):
+                continue  # a graph output stays a node's output
+            results = self.evaluate(node, values)
+            if results is None:
+                continue
+            size_in = sum(int(np.asarray(x).size) for x in values if x is not None)
+            if any(np.asarray(r).size > max(self.fold_limit, size_in) for r in results):
+                continue
+            self.fold(graph, node, results, main)
+        self.dedup(graph, main)
+        self.dead(graph)
+
+    def dedup(self, graph: ir.Graph, main: bool) -> None:
+        seen: dict[tuple[Any, ...], ir.Value] = {}
+        for node in list(graph):
+            if node.op_type != "Constant" or node.domain or node.outputs[0].const_value is None:
+                continue
+            out = node.outputs[0]
+            arr = out.const_value.numpy()
+            key = (arr.dtype.str, arr.shape, arr.tobytes())
+            if key in seen and not out.is_graph_output():
+                out.replace_all_uses_with(seen[key])
+                graph.remove(node, safe=True)
+                self.stats["deduplicated"] += 1
+            else:
+                seen.setdefault(key, out)
+        if not main:
+            return
+        for name in list(graph.initializers):
+            if name not in self.foldable:
+                continue
+            v = graph.initializers[name]
+            arr = v.const_value.numpy()
+            key = ("init", arr.dtype.str, arr.shape, arr.tobytes())
+            if key in seen and not v.is_graph_output():
+                v.replace_all_uses_with(seen[key])
+                graph.initializers.pop(name)
+                self.stats["deduplicated"] += 1
+            else:
+                seen.setdefault(key, v)
+
+    def dead(self, graph: ir.Graph) -> None:
+        for node in reversed(list(graph)):
+            if all(not o.uses() and not o.is_graph_output() for o in node.outputs):
+                graph.remove(node, safe=True)
+                self.stats["removed"] += 1
+        for name in list(graph.initializers):
+            v = graph.initializers[name]
+            if name in self.foldable and not v.uses() and not v.is_graph_output():
+                graph.initializers.pop(name)
+
+
+def optimize(model: ir.Model, *, foldable: Iterable[str] = (), fold_limit: int = 1 << 16) -> dict[str, int]:
+    """Fold constants, static shapes and no-ops of ``model`` in place; returns counts of what changed.
+
+    :param foldable: names of initializers that are constants (lifted literals), not weights:
+        nodes reading them may fold. Weights are never folded into new tensors.
+    :param fold_limit: results with more elements than this (and than their inputs) stay nodes.
+    """
+    folder = _Folder(model, set(foldable), fold_limit)
+    folder.run_graph(model.graph, True)
+    return folder.stats

@@ -1,0 +1,104 @@
+"""export(import(x)) gives back x's op types and initializers, for every shipped light model.
+
+The light models (``onnx/backend/test/data/light``) store each weight ``W`` as
+``ConstantOfShape(W__SHAPE)`` to stay small. Documented equivalences between x and the
+re-exported model y (everything else must match exactly, op types as a multiset):
+
+- a ``ConstantOfShape`` weight generator is its weight: the import materializes ``W``, so x's
+  side is compared as the initializer ``W`` holding the generated value;
+- ``Sum`` of two inputs is ``Add``; ``Dropout`` (inference: the identity) is no node;
+  ``GlobalAveragePool`` is ``ReduceMean`` over the spatial axes (what torch computes);
+- an integer initializer read as a shape (``OC2_DUMMY_1``, a Reshape's shape) is a ``Constant``:
+  the import reads it once, so y holds it as a literal; initializers no node reads are dropped.
+  Constant nodes are not counted.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnx_ir as ir
+import pytest
+import torch
+from onnx import numpy_helper
+
+import onnxport
+
+LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+LIGHT_MODELS = sorted(p.stem.removeprefix("light_") for p in LIGHT.glob("light_*.onnx"))
+
+#: models whose round trip does not hold yet, and why (a listed model that passes fails the test)
+NOT_YET = {
+    "bvlc_alexnet": "LRN is imported as F.local_response_norm, which torch.export decomposes (avg_pool3d); "
+                    "the exporter does not re-form LRN",
+    "zfnet512": "LRN is imported as F.local_response_norm, which torch.export decomposes (avg_pool3d)",
+    "inception_v1": "LRN decomposes (avg_pool3d), and the ceil-mode MaxPool import traces to aten.unfold",
+    "inception_v2": "the ceil-mode / padded pooling imports trace to aten.unfold and aten.max.dim",
+    "squeezenet": "a Reshape's shape is computed at run time by the import; torch.export cannot trace it",
+    "vgg19": "the import writes one Gemm as MatMul/Add (its C input broadcasts), which exports as such",
+}
+
+_EQUIVALENT = {"Sum": "Add", "GlobalAveragePool": "ReduceMean"}
+_DROPPED = {"Dropout", "Constant"}
+
+
+def _x_side(x: onnx.ModelProto) -> tuple[Counter, dict[str, np.ndarray]]:
+    """x's op types under the equivalences, and its weights with ConstantOfShape materialized."""
+    inits = {i.name: numpy_helper.to_array(i) for i in x.graph.initializer}
+    weights: dict[str, np.ndarray] = {}
+    ops: Counter = Counter()
+    for n in x.graph.node:
+        if n.op_type == "ConstantOfShape" and n.input[0] in inits:
+            value = next((numpy_helper.to_array(a.t) for a in n.attribute if a.name == "value"), np.zeros(1, np.float32))
+            weights[n.output[0]] = np.full(inits[n.input[0]].astype(np.int64), value.reshape(-1)[0])
+            continue
+        if n.op_type in _DROPPED:
+            continue
+        ops[_EQUIVALENT.get(n.op_type, n.op_type)] += 1
+    for name, arr in inits.items():
+        if arr.dtype.kind == "f":
+            weights[name] = arr
+    return ops, weights
+
+
+def _input(x: onnx.ModelProto) -> torch.Tensor:
+    inits = {i.name for i in x.graph.initializer}
+    v = next(i for i in x.graph.input if i.name not in inits)
+    return torch.randn(*[d.dim_value for d in v.type.tensor_type.shape.dim])
+
+
+def _roundtrip(name: str) -> None:
+    path = LIGHT / f"light_{name}.onnx"
+    x = onnx.load(path)
+    imported = onnxport.import_model(str(path), backend="torch")
+    y = ir.serde.serialize_model(onnxport.export_model(imported, (_input(x),)))
+    x_ops, x_weights = _x_side(x)
+    y_ops = Counter(_EQUIVALENT.get(n.op_type, n.op_type) for n in y.graph.node if n.op_type not in _DROPPED)
+    assert y_ops == x_ops, f"op types differ: only in x {dict(x_ops - y_ops)}, only in y {dict(y_ops - x_ops)}"
+    y_inits = {i.name: numpy_helper.to_array(i) for i in y.graph.initializer}
+    used = {i for n in x.graph.node for i in n.input}
+    expected = {k: v for k, v in x_weights.items() if k in used}
+    assert sorted(y_inits) == sorted(expected), (
+        f"initializers differ: only in x {sorted(set(expected) - set(y_inits))[:5]}, "
+        f"only in y {sorted(set(y_inits) - set(expected))[:5]}"
+    )
+    for k, arr in expected.items():
+        np.testing.assert_array_equal(y_inits[k], arr.astype(y_inits[k].dtype), err_msg=k)
+
+
+def test_all_light_models_are_covered():
+    assert len(LIGHT_MODELS) == 9 and set(NOT_YET) <= set(LIGHT_MODELS)
+
+
+@pytest.mark.parametrize("name", LIGHT_MODELS)
+def test_export_of_import_gives_back_ops_and_initializers(name):
+    if name in NOT_YET:
+        try:
+            _roundtrip(name)
+        except (AssertionError, onnxport.OnnxportError) as exc:
+            pytest.xfail(f"{NOT_YET[name]} ({type(exc).__name__})")
+        pytest.fail(f"{name} round-trips but is listed in NOT_YET: remove it")
+    _roundtrip(name)
