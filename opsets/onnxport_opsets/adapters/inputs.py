@@ -64,6 +64,7 @@ def dropout_mask_to_bool(node, ctx):
     if len(node.outputs) < 2 or not (node.outputs[1].uses() or node.outputs[1].is_graph_output()):
         return None
     import onnx_ir as ir
+
     from onnxport.driver import VERSION_KEY
     from onnxport.spec import latest_version
 
