@@ -15,49 +15,31 @@ import io
 import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 import torch
-from onnx import numpy_helper
 from torch import nn
 
 import onnxport
+from onnxport_testkit.light import light_inputs, light_models, light_reference
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 
-LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
-
-
-def dummy_inputs(proto: onnx.ModelProto) -> list[np.ndarray]:
-    """The inputs onnx's own backend test feeds these models (arange / n)."""
-    inits = {i.name for i in proto.graph.initializer}
-    out = []
-    for x in proto.graph.input:
-        if x.name in inits:
-            continue
-        shape = tuple(d.dim_value if d.HasField("dim_value") else 1 for d in x.type.tensor_type.shape.dim)
-        n = int(np.prod(shape))
-        out.append((np.arange(n).reshape(shape) / n).astype(np.float32))
-    return out
-
-
 def check_light_models(names: list[str] | None) -> tuple[list[tuple], bool]:
     rows, ok = [], True
-    for f in sorted(LIGHT.glob("light_*.onnx")):
-        name = f.stem.removeprefix("light_")
+    for name, f in light_models().items():
         if names and name not in names:
             continue
         t0 = time.perf_counter()
         ir_model = onnxport.load(f)
         model = onnxport.import_model(ir_model, backend="torch")
         seconds = time.perf_counter() - t0
-        inputs = dummy_inputs(onnx.load(str(f)))
+        inputs = light_inputs(onnx.load(str(f)))
         with torch.no_grad():
             ours = model(*[torch.from_numpy(x) for x in inputs]).numpy()
-        ref = numpy_helper.to_array(onnx.load_tensor(str(f).replace(".onnx", "_output_0.pb")))
+        ref = light_reference(f)
         sess = ort.InferenceSession(str(f), providers=["CPUExecutionProvider"])
         expected = sess.run(None, dict(zip([i.name for i in sess.get_inputs()], inputs)))[0]
         d_ref, d_ort = float(np.abs(ours - ref).max()), float(np.abs(ours - expected).max())

@@ -19,6 +19,7 @@ import onnxport  # noqa: E402
 from onnxport.errors import ConversionError, InputError  # noqa: E402
 from onnxport_jax import JaxModel  # noqa: E402
 from onnxport_jax.context import DataDependentError  # noqa: E402
+from onnxport_testkit.light import light_inputs  # noqa: E402
 
 LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 
@@ -59,16 +60,7 @@ def mlp() -> onnx.ModelProto:
 
 
 # -- light zoo models ------------------------------------------------------------------------------
-def _dummy_inputs(proto: onnx.ModelProto) -> list[np.ndarray]:
-    inits = {i.name for i in proto.graph.initializer}
-    out = []
-    for x in proto.graph.input:
-        if x.name in inits:
-            continue
-        shape = tuple(d.dim_value if d.HasField("dim_value") else 1 for d in x.type.tensor_type.shape.dim)
-        n = int(np.prod(shape))
-        out.append((np.arange(n).reshape(shape) / n).astype(np.float32))
-    return out
+_dummy_inputs = light_inputs
 
 
 @pytest.mark.parametrize("name", ["squeezenet", "resnet50", "inception_v1"])

@@ -16,7 +16,6 @@ re-exported model y (everything else must match exactly, op types as a multiset)
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import onnx
@@ -26,9 +25,9 @@ import torch
 from onnx import numpy_helper
 
 import onnxport
+from onnxport_testkit.light import light_models
 
-LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
-LIGHT_MODELS = sorted(p.stem.removeprefix("light_") for p in LIGHT.glob("light_*.onnx"))
+LIGHT_MODELS = sorted(light_models())
 
 #: models whose round trip does not hold yet, and why (a listed model that passes fails the test)
 NOT_YET = {
@@ -71,7 +70,7 @@ def _input(x: onnx.ModelProto) -> torch.Tensor:
 
 
 def _roundtrip(name: str) -> None:
-    path = LIGHT / f"light_{name}.onnx"
+    path = light_models()[name]
     x = onnx.load(path)
     imported = onnxport.import_model(str(path), backend="torch")
     y = ir.serde.serialize_model(onnxport.export_model(imported, (_input(x),)))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import numpy as np
 import onnx
@@ -13,26 +12,15 @@ from onnx import helper, numpy_helper
 
 import onnxport
 from onnxport.errors import InputError
+from onnxport_testkit.light import light_inputs, light_models, light_reference
 
 from ..conftest import make_model, tensor_info
 
 torch = pytest.importorskip("torch")
 nn = torch.nn
 
-LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
-LIGHT_MODELS = sorted(p.stem.removeprefix("light_") for p in LIGHT.glob("light_*.onnx"))
-
-
-def _light_inputs(proto: onnx.ModelProto) -> list[np.ndarray]:
-    inits = {i.name for i in proto.graph.initializer}
-    out = []
-    for x in proto.graph.input:
-        if x.name in inits:
-            continue
-        shape = tuple(d.dim_value if d.HasField("dim_value") else 1 for d in x.type.tensor_type.shape.dim)
-        n = int(np.prod(shape))
-        out.append((np.arange(n).reshape(shape) / n).astype(np.float32))
-    return out
+LIGHT_MODELS = sorted(light_models())
+_light_inputs = light_inputs
 
 
 def test_all_nine_light_models_are_shipped():
@@ -41,14 +29,14 @@ def test_all_nine_light_models_are_shipped():
 
 @pytest.mark.parametrize("name", LIGHT_MODELS)
 def test_light_model_matches_shipped_reference_and_onnxruntime(name):
-    path = LIGHT / f"light_{name}.onnx"
+    path = light_models()[name]
     proto = onnx.load(str(path))
     model = onnxport.import_model(path, backend="torch")
     assert isinstance(model, nn.Module)
     inputs = _light_inputs(proto)
     with torch.no_grad():
         ours = model(*[torch.from_numpy(x) for x in inputs]).numpy()
-    ref = numpy_helper.to_array(onnx.load_tensor(str(path).replace(".onnx", "_output_0.pb")))
+    ref = light_reference(path)
     np.testing.assert_allclose(ours, ref, rtol=1e-3, atol=1e-6)
     sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     expected = sess.run(None, dict(zip([i.name for i in sess.get_inputs()], inputs)))[0]
