@@ -506,6 +506,7 @@ def export_model(
     g = TorchGraph(opset, name=type(module).__name__, converter=conv)
     conv.run_main(g)
     model = g.model(producer="onnxport-torch")
+    _restore_io_names(model, module)
     if optimize:
         from onnxport.optimize import optimize as _optimize
 
@@ -516,6 +517,21 @@ def export_model(
     check_opset(model)
     model.meta["onnxport.torch.targets"] = sorted(conv.used_targets)
     return model
+
+
+def _restore_io_names(model: ir.Model, module: Any) -> None:
+    """An imported OnnxModule exported again gets its graph input and output names back."""
+    for attr, values in (("onnx_input_names", model.graph.inputs), ("onnx_output_names", model.graph.outputs)):
+        names = getattr(module, attr, None)
+        if not isinstance(names, list) or len(names) != len(values):
+            continue
+        taken = {v.name for g in [model.graph] for n in g for v in n.outputs} | {v.name for v in model.graph.inputs}
+        for value, name in zip(values, names):
+            if not name or value.name == name:
+                continue
+            if name in taken and not value.is_graph_input():
+                continue  # another value already holds that name: keep the traced one
+            value.name = name
 
 
 def run_sample(fn: Callable | torch.nn.Module, args: tuple[Any, ...], **options: Any) -> ir.Model:

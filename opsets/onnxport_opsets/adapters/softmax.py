@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import onnx_ir as ir
 
 from .._base import adapter, attr
@@ -20,13 +21,21 @@ def softmax_to_13(node, ctx):
     name = node.name or node.op_type
     flat = ir.node("Flatten", [x], attributes={"axis": axis}, name=f"{name}_flatten")
     op = ir.node(node.op_type, [flat.outputs[0]], attributes={"axis": -1}, name=name)
-    shape = ir.node("Shape", [x], name=f"{name}_shape")
-    back = ir.node("Reshape", [op.outputs[0], shape.outputs[0]], name=f"{name}_reshape")
+    dims = list(x.shape) if x.shape is not None else None
+    if dims is not None and all(isinstance(d, int) for d in dims):
+        # a static shape stays a constant: the graph keeps no runtime shape arithmetic
+        shape = None
+        target = ctx.constant(np.asarray(dims, np.int64), f"{name}_shape")
+    else:
+        shape = ir.node("Shape", [x], name=f"{name}_shape")
+        target = shape.outputs[0]
+    back = ir.node("Reshape", [op.outputs[0], target], name=f"{name}_reshape")
     from onnxport.driver import VERSION_KEY
     from onnxport.spec import latest_version
 
-    for n in (flat, op, shape, back):
+    nodes = [n for n in (flat, op, shape, back) if n is not None]
+    for n in nodes:
         n.meta[VERSION_KEY] = latest_version(n.op_type)
     op.meta["onnxport.adapted"] = True
-    ctx.replace(node, [flat, op, shape, back], [back.outputs[0]])
+    ctx.replace(node, nodes, [back.outputs[0]])
     return op
