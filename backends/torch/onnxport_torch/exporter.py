@@ -302,6 +302,7 @@ class _Converter:
                 return {k: arg(v) for k, v in a.items()}
             return a
 
+        plan = self.plan if graph is self.ep.graph else None
         for node in graph.nodes:
             if node.op == "placeholder":
                 continue
@@ -314,32 +315,51 @@ class _Converter:
             if node.op == "output":
                 outs = node.args[0]
                 return [arg(o) for o in (outs if isinstance(outs, (list, tuple)) else [outs])]
-            name = target_name(node.target)
-            if name == "operator.getitem":
-                env[node] = arg(node.args[0])[node.args[1]]
+            call = plan.calls.get(node) if plan is not None else None
+            if call is not None:
+                if node is call.nodes[-1]:
+                    self.emit_call(g, call, env)
                 continue
-            prim = self.registry.find_export("torch", name)
-            self.used_targets.add(name)
-            g.fx = node
-            stack = module_stack(node)
-            path = stack[-1][0] if stack else ""
-            meta = {
-                NAME_SCOPES_KEY: json.dumps([p for p, _ in stack] + [node.name]),
-                CLASS_HIERARCHY_KEY: json.dumps([c for _, c in stack] + [name]),
-            }
-            with g.scope(f"{path}/{node.name}" if path else node.name, meta) as sc:
-                try:
-                    result = prim.fn(g, *arg(node.args), **arg(node.kwargs))
-                except onnxport.OnnxportError as exc:
-                    if isinstance(exc, ConversionError) and "exporting " in str(exc):
-                        raise
-                    raise g.error(str(exc)) from exc
-                except Exception as exc:
-                    raise g.error(f"{type(exc).__name__}: {exc}") from exc
-            produced = {id(o) for n in sc.nodes for o in n.outputs}
-            self._name_results(g, node, result, produced)
-            env[node] = result
+            self.convert_node(g, node, env)
         return []
+
+    def convert_node(self, g: TorchGraph, node: torch.fx.Node, env: dict) -> None:
+        """Convert one FX ``call_function`` node (or a tuple ``getitem``) into ``g``."""
+
+        def arg(a: Any) -> Any:
+            if isinstance(a, torch.fx.Node):
+                return env[a]
+            if isinstance(a, (list, tuple)):
+                return type(a)(arg(x) for x in a)
+            if isinstance(a, dict):
+                return {k: arg(v) for k, v in a.items()}
+            return a
+
+        name = target_name(node.target)
+        if name == "operator.getitem":
+            env[node] = arg(node.args[0])[node.args[1]]
+            return
+        prim = self.registry.find_export("torch", name)
+        self.used_targets.add(name)
+        g.fx = node
+        stack = module_stack(node)
+        path = stack[-1][0] if stack else ""
+        meta = {
+            NAME_SCOPES_KEY: json.dumps([p for p, _ in stack] + [node.name]),
+            CLASS_HIERARCHY_KEY: json.dumps([c for _, c in stack] + [name]),
+        }
+        with g.scope(f"{path}/{node.name}" if path else node.name, meta) as sc:
+            try:
+                result = prim.fn(g, *arg(node.args), **arg(node.kwargs))
+            except onnxport.OnnxportError as exc:
+                if isinstance(exc, ConversionError) and "exporting " in str(exc):
+                    raise
+                raise g.error(str(exc)) from exc
+            except Exception as exc:
+                raise g.error(f"{type(exc).__name__}: {exc}") from exc
+        produced = {id(o) for n in sc.nodes for o in n.outputs}
+        self._name_results(g, node, result, produced)
+        env[node] = result
 
     def _name_results(self, g: TorchGraph, node: torch.fx.Node, result: Any, produced: set[int]) -> None:
         val = node.meta.get("val")
