@@ -364,3 +364,96 @@ def optimize(model: ir.Model, *, foldable: Iterable[str] = (), fold_limit: int =
     folder = _Folder(model, set(foldable), fold_limit)
     folder.run_graph(model.graph, True)
     return folder.stats
+
+
+def _constant_array(v: ir.Value | None) -> np.ndarray | None:
+    """The value of an initializer or of a Constant node's output, else None."""
+    if v is None or v.const_value is None:
+        return None
+    producer = v.producer()
+    if producer is not None and (producer.op_type != "Constant" or producer.domain):
+        return None
+    if producer is None and not v.is_initializer():
+        return None
+    return v.const_value.numpy()
+
+
+def _fresh_name(graph: ir.Graph, base: str) -> str:
+    taken = set(graph.initializers) | {v.name for v in graph.inputs} | {o.name for n in graph for o in n.outputs}
+    name, i = base, 0
+    while name in taken:
+        i += 1
+        name = f"{base}_{i}"
+    return name
+
+
+def _put_initializer(graph: ir.Graph, old: ir.Value | None, arr: np.ndarray, base: str) -> ir.Value:
+    """``arr`` in ``old``'s place when ``old`` is an initializer read once, else a new initializer."""
+    if old is not None and old.is_initializer() and len(old.uses()) == 1 and not old.is_graph_output():
+        old.const_value = ir.tensor(arr, name=old.name)
+        old.shape = ir.Shape(list(arr.shape))
+        return old
+    name = _fresh_name(graph, base)
+    new = ir.Value(name=name, type=ir.TensorType(ir.DataType.from_numpy(arr.dtype)),
+                   shape=ir.Shape(list(arr.shape)), const_value=ir.tensor(arr, name=name))
+    graph.register_initializer(new)
+    return new
+
+
+def fold_batchnorm(model: ir.Model) -> int:
+    """Fold each inference BatchNormalization that follows a Conv into the Conv; returns the count.
+
+    The Conv's output must feed only the BatchNormalization, and the Conv's weight and bias and
+    the BatchNormalization's scale, bias, mean and variance must be constants. The Conv gets
+    ``W * s`` and ``(b - mean) * s + beta`` with ``s = scale / sqrt(var + epsilon)``; a weight or
+    bias read only by this Conv is rewritten in place (keeping its name), a shared one is copied.
+    The BatchNormalization's parameters disappear from the graph (the reason this is opt-in).
+    """
+    graph = model.graph
+    count = 0
+    replaced: list[ir.Value] = []
+    for bn in list(graph):
+        if bn.op_type != "BatchNormalization" or bn.domain or len(bn.outputs) != 1 or _attr(bn, "training_mode", 0):
+            continue
+        x = bn.inputs[0]
+        conv = x.producer() if x is not None else None
+        if conv is None or conv.op_type != "Conv" or conv.domain or len(x.uses()) != 1 or x.is_graph_output():
+            continue
+        w_val = conv.inputs[1]
+        b_val = conv.inputs[2] if len(conv.inputs) > 2 else None
+        w = _constant_array(w_val)
+        b = _constant_array(b_val) if b_val is not None else None
+        params = [_constant_array(v) for v in bn.inputs[1:5]]
+        if w is None or (b_val is not None and b is None) or any(p is None for p in params):
+            continue
+        scale, beta, mean, var = (p.astype(np.float64) for p in params)
+        s = scale / np.sqrt(var + float(_attr(bn, "epsilon", 1e-5)))
+        if s.shape != (w.shape[0],):
+            continue
+        bias = np.zeros(w.shape[0]) if b is None else b.astype(np.float64)
+        new_w = (w.astype(np.float64) * s.reshape([-1] + [1] * (w.ndim - 1))).astype(w.dtype)
+        new_b = ((bias - mean) * s + beta).astype(w.dtype)
+        w_name = w_val.name or "conv.weight"
+        conv.replace_input_with(1, _put_initializer(graph, w_val, new_w, f"{w_name}.bn_folded"))
+        b_base = w_name[: -len("weight")] + "bias" if w_name.endswith("weight") else f"{w_name}.bias"
+        new_bias = _put_initializer(graph, b_val, new_b, b_base)
+        if b_val is None:
+            conv.resize_inputs(3)
+        conv.replace_input_with(2, new_bias)
+        replaced.extend(v for v in (w_val, b_val, *bn.inputs[1:5]) if v is not None)
+        out = bn.outputs[0]
+        name = out.name
+        out.replace_all_uses_with(x, replace_graph_outputs=True)
+        out.name = None
+        x.name = name
+        graph.remove(bn, safe=True)
+        count += 1
+    for v in replaced:  # the BatchNormalizations' parameters and the replaced Conv weights
+        if v.uses() or v.is_graph_output() or v.is_graph_input():
+            continue
+        producer = v.producer()
+        if producer is not None and producer.graph is graph:
+            graph.remove(producer, safe=True)
+        elif v.is_initializer() and graph.initializers.get(v.name) is v:
+            graph.initializers.pop(v.name)
+    return count

@@ -258,5 +258,58 @@ def test_save_and_functions_flag(tmp_path):
     path = tmp_path / "m.onnx"
     onnxport.save(model, path)
     onnx.checker.check_model(str(path), full_check=True)
-    with pytest.raises(onnxport.ConversionError, match="functions=True"):
-        onnxport.export_model(m, (torch.randn(2, 4),), functions=True)
+    # nothing is called twice: functions=True writes the same plain graph
+    with_functions = onnxport.export_model(m, (torch.randn(2, 4),), functions=True)
+    assert not with_functions.functions
+    assert [n.op_type for n in with_functions.graph] == [n.op_type for n in model.graph]
+
+
+def _no_bn_conv_model():
+    class ConvBn(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 3, padding=1)  # has a bias
+            self.bn = nn.BatchNorm2d(4)
+            self.shared = nn.Conv2d(4, 4, 1, bias=False)
+            self.bn_a, self.bn_b = nn.BatchNorm2d(4), nn.BatchNorm2d(4)
+            self.tap = nn.Conv2d(4, 4, 1, bias=False)
+            self.bn_tap = nn.BatchNorm2d(4)
+
+        def forward(self, x):
+            y = self.bn(self.conv(x))
+            y = self.bn_a(self.shared(y)) + self.bn_b(self.shared(y))  # one weight, two folds
+            t = self.tap(y)
+            return self.bn_tap(t), t  # the Conv output is read twice: not folded
+
+    return _randomize_bn(ConvBn())
+
+
+@pytest.mark.parametrize("name", ["resnet", "mobilenet", "conv_bn"])
+def test_fold_batchnorm(name):
+    if name == "resnet":
+        m, x = _randomize_bn(TinyResNet()), torch.randn(2, 3, 32, 32)
+    elif name == "mobilenet":
+        m = _randomize_bn(nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1), MBConv(16), MBConv(16)))
+        x = torch.randn(2, 3, 32, 32)
+    else:
+        m, x = _no_bn_conv_model(), torch.randn(2, 3, 8, 8)
+    plain = onnxport.export_model(m, (x,))
+    folded = onnxport.export_model(m, (x,), fold_batchnorm=True)
+    convs = sum(n.op_type == "Conv" for n in plain.graph)
+    bns = sum(n.op_type == "BatchNormalization" for n in plain.graph)
+    left = sum(n.op_type == "BatchNormalization" for n in folded.graph)
+    assert left == (1 if name == "conv_bn" else 0)
+    assert len(list(folded.graph)) == len(list(plain.graph)) - (bns - left)
+    assert sum(n.op_type == "Conv" for n in folded.graph) == convs
+    assert all(len(n.inputs) == 3 for n in folded.graph if n.op_type == "Conv" and n.outputs[0].uses()[0].node.op_type != "BatchNormalization")
+    kept = {"bn_tap.running_mean"} if name == "conv_bn" else set()
+    assert {k for k in folded.graph.initializers if "running_mean" in k} == kept
+    assert "running_mean" in " ".join(plain.graph.initializers)
+    compare(m, check_model(folded), (x,))
+    if name == "conv_bn":
+        inits = folded.graph.initializers
+        assert "conv.weight" in inits and "conv.bias" in inits  # rewritten in place
+        assert not torch.equal(torch.from_numpy(inits["conv.weight"].const_value.numpy()), m.conv.weight.detach())
+        assert "tap.weight" in inits and "bn_tap.running_mean" in inits
+        shared = [n.inputs[1].name for n in folded.graph if n.op_type == "Conv" and n.inputs[1].name.startswith("shared")]
+        assert len(set(shared)) == 2  # the shared weight is copied for the first fold

@@ -200,6 +200,8 @@ class _Converter:
         self.used_targets: set[str] = set()
         #: initializers holding lifted literals (not parameters or buffers): foldable
         self.constant_names: set[str] = set()
+        #: the repeated submodule calls emitted as model-local functions (``functions=True``)
+        self.plan = _FunctionPlan()
 
     # -- shapes ----------------------------------------------------------------------------------
     def dim(self, d: Any) -> int | str:
@@ -361,6 +363,75 @@ class _Converter:
         self._name_results(g, node, result, produced)
         env[node] = result
 
+    def emit_call(self, g: TorchGraph, call: _ModuleCall, env: dict) -> None:
+        """One node calling the function of ``call``'s group (built at its first call site).
+
+        Inputs that are not ONNX values (Python numbers the primitives baked into the body) must
+        be the same at every call site; a call site where they differ is converted inline.
+        """
+        group = call.group
+        values = [env[n] for n in call.inputs]
+        if group.function is None:
+            self._build_function(g, call, values)
+        baked = group.baked_inputs
+        if any(not _same_constant(values[i], v) for i, v in baked.items()):
+            for node in call.nodes:
+                self.convert_node(g, node, env)
+            return
+        for i, v in group.baked_outputs.items():
+            env[call.outputs[i]] = v
+        live = [i for i in range(len(call.outputs)) if i not in group.baked_outputs]
+        if not live:
+            return
+        fn = group.function
+        stack = [(p, c) for p, c in module_stack(call.nodes[0])[: call.depth + 1]]
+        meta = {
+            NAME_SCOPES_KEY: json.dumps([p for p, _ in stack]),
+            CLASS_HIERARCHY_KEY: json.dumps([c for _, c in stack]),
+        }
+        ins = [v for i, v in enumerate(values) if i not in baked]
+        with g.scope(call.path or type(self.ep.module()).__name__, meta):
+            out = g.op(fn.name, *ins, domain=fn.domain, outputs=len(live))
+        outs = [out] if len(live) == 1 else list(out)
+        for i, value in zip(live, outs):
+            node = call.outputs[i]
+            g.rename(value, node.name)
+            self.annotate(value, node.meta.get("val"))
+            env[node] = value
+
+    def _build_function(self, g: TorchGraph, call: _ModuleCall, values: list[Any]) -> None:
+        group = call.group
+        body = _FunctionGraph(g.opset, name=group.name, parent=g)
+        body._names, body._node_names = set(), set()  # a function body is its own name scope
+        benv: dict[torch.fx.Node, Any] = {}
+        for i, (node, v) in enumerate(zip(call.inputs, values)):
+            if isinstance(v, ir.Value):
+                x = ir.Value(name=body.unique_name(f"{group.name}_{node.name}"), type=v.type, shape=v.shape)
+                body.inputs.append(x)
+                benv[node] = x
+            else:
+                group.baked_inputs[i] = v
+                benv[node] = v
+        for node in call.nodes:
+            self.convert_node(body, node, benv)
+        for i, node in enumerate(call.outputs):
+            v = benv[node]
+            if isinstance(v, ir.Value):
+                body.output(v)
+            elif isinstance(v, (tuple, list)) and any(isinstance(x, ir.Value) for x in v):
+                raise ConversionError(
+                    f"module {call.path!r}: the result of {node.name} is a tuple read outside the module; "
+                    "it cannot be a function output"
+                )
+            else:
+                group.baked_outputs[i] = v
+        graph = ir.Graph(body.inputs, body.outputs, nodes=body.nodes,
+                         opset_imports={"": g.opset}, name=group.name)
+        fn = ir.Function(FUNCTION_DOMAIN, group.name, graph=graph, attributes=[])
+        g.functions[(FUNCTION_DOMAIN, group.name, "")] = fn
+        g.opset_imports.setdefault(FUNCTION_DOMAIN, 1)
+        group.function = fn
+
     def _name_results(self, g: TorchGraph, node: torch.fx.Node, result: Any, produced: set[int]) -> None:
         val = node.meta.get("val")
         if isinstance(result, ir.Value):
@@ -373,6 +444,189 @@ class _Converter:
                 if isinstance(r, ir.Value) and id(r) in produced:
                     g.rename(r, f"{node.name}_{i}")
                     self.annotate(r, v)
+
+
+# -- model-local functions ------------------------------------------------------------------------
+#: the domain of the model-local functions ``functions=True`` writes
+FUNCTION_DOMAIN = "pkg.onnxport.torch"
+
+
+class _FunctionGraph(TorchGraph):
+    """The builder of a function body: tensors a primitive would store as initializers become
+    Constant nodes (a function cannot read the main graph's initializers)."""
+
+    def initializer(self, name: str, tensor: Any, *, key: Any = None) -> ir.Value:
+        if not isinstance(tensor, ir.TensorProtocol):
+            tensor = ir.tensor(np.asarray(tensor), name=name)
+        out = self.op("Constant", value=tensor)
+        out.const_value, out.dtype, out.shape = tensor, tensor.dtype, ir.Shape(list(tensor.shape))
+        return out
+
+
+def _same_constant(a: Any, b: Any) -> bool:
+    if isinstance(a, ir.Value) or isinstance(b, ir.Value):
+        return False
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # noqa: BLE001 - values that do not compare are not the same constant
+        return a is b
+
+
+class _CallGroup:
+    """Calls of one submodule with the same traced body: one function."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.calls: list[_ModuleCall] = []
+        self.function: ir.Function | None = None
+        #: input / output positions holding Python constants instead of ONNX values
+        self.baked_inputs: dict[int, Any] = {}
+        self.baked_outputs: dict[int, Any] = {}
+
+
+class _ModuleCall:
+    """One call of a submodule: its FX nodes, the values it reads and the ones read after it."""
+
+    def __init__(self, key: str, path: str, cls: str, depth: int):
+        self.key, self.path, self.cls, self.depth = key, path, cls, depth
+        self.nodes: list[torch.fx.Node] = []
+        self.inputs: list[torch.fx.Node] = []
+        self.outputs: list[torch.fx.Node] = []
+        self.group: _CallGroup | None = None
+
+    def finish(self) -> None:
+        members = set(self.nodes)
+        for node in self.nodes:
+            for a in node.all_input_nodes:
+                if a not in members and a not in self.inputs:
+                    self.inputs.append(a)
+            if any(u not in members for u in node.users):
+                self.outputs.append(node)
+
+    def signature(self) -> tuple[Any, ...]:
+        """What must match for two calls to share one function body."""
+        index = {n: i for i, n in enumerate(self.nodes)}
+        ext = {n: i for i, n in enumerate(self.inputs)}
+
+        def norm(a: Any) -> Any:
+            if isinstance(a, torch.fx.Node):
+                return ("n", index[a]) if a in index else ("in", ext[a])
+            if isinstance(a, (list, tuple)):
+                return (type(a).__name__, tuple(norm(x) for x in a))
+            if isinstance(a, dict):
+                return ("dict", tuple((k, norm(v)) for k, v in a.items()))
+            return ("c", repr(a))
+
+        def val(n: torch.fx.Node) -> str:
+            v = n.meta.get("val")
+            items = v if isinstance(v, (list, tuple)) else [v]
+            return repr([(tuple(str(d) for d in x.shape), x.dtype) if isinstance(x, torch.Tensor) else str(x) for x in items])
+
+        body = tuple((target_name(n.target), norm(n.args), norm(n.kwargs), val(n)) for n in self.nodes)
+        return (self.path, body, tuple(val(n) for n in self.inputs), tuple(index[n] for n in self.outputs))
+
+
+#: symbolic scalars (sizes and their arithmetic): ``torch.export`` computes one on outer values
+#: once, in the first call that needs it, so such nodes stay outside the calls
+_SYMBOLIC = (torch.SymInt, torch.SymFloat, torch.SymBool)
+
+
+class _FunctionPlan:
+    """Which main-graph nodes belong to repeated submodule calls (``functions=True``).
+
+    ``torch.export`` records each call of a submodule under its own ``nn_module_stack`` key
+    (``L__self__block``, ``L__self__block@1`` ...) with the module's path: a path with several
+    keys is a module called more than once. Nodes go to the call of their outermost such module;
+    calls of one module whose traced bodies match (:meth:`_ModuleCall.signature`) share a function.
+    """
+
+    def __init__(self, graph: torch.fx.Graph | None = None):
+        self.calls: dict[torch.fx.Node, _ModuleCall] = {}
+        self.groups: list[_CallGroup] = []
+        if graph is not None:
+            self._plan(graph)
+
+    def _plan(self, graph: torch.fx.Graph) -> None:
+        nodes = [n for n in graph.nodes if n.op == "call_function"]
+        keys_of: dict[str, set[str]] = {}
+        for node in nodes:
+            for key, (path, _) in (node.meta.get("nn_module_stack") or {}).items():
+                path = _module_path(path)
+                if path and not key.startswith("_empty_nn_module_stack"):
+                    keys_of.setdefault(path, set()).add(key)
+        repeated = {p for p, ks in keys_of.items() if len(ks) > 1}
+        calls: dict[str, _ModuleCall] = {}
+        for node in nodes:
+            call = None
+            target = target_name(node.target)
+            if target == "operator.getitem" and node.args[0] in self.calls:
+                call = self.calls[node.args[0]]
+            elif isinstance(node.meta.get("val"), _SYMBOLIC) and not (set(node.all_input_nodes) & set(self.calls)):
+                pass  # size arithmetic on outer values: torch.export computes it once for all calls
+            else:
+                for depth, (key, (path, cls)) in enumerate((node.meta.get("nn_module_stack") or {}).items()):
+                    path = _module_path(path)
+                    if path in repeated:
+                        if key not in calls:
+                            cls_name = cls if isinstance(cls, str) else cls.__qualname__
+                            calls[key] = _ModuleCall(key, path, cls_name, depth)
+                        call = calls[key]
+                        break
+            if call is not None:
+                call.nodes.append(node)
+                self.calls[node] = call
+        for call in calls.values():
+            call.finish()
+        self._check_order(graph, list(calls.values()))
+        by_sig: dict[Any, list[_ModuleCall]] = {}
+        for call in calls.values():
+            if self.calls.get(call.nodes[0]) is call:
+                by_sig.setdefault(call.signature(), []).append(call)
+        names: set[str] = set()
+        for group_calls in by_sig.values():
+            if len(group_calls) < 2:
+                for call in group_calls:
+                    for n in call.nodes:
+                        self.calls.pop(n, None)
+                continue
+            first = group_calls[0]
+            base = re.sub(r"\W", "_", f"{first.cls.rsplit('.', 1)[-1]}_{first.path}")
+            name, i = base, 0
+            while name in names:
+                i += 1
+                name = f"{base}_{i}"
+            names.add(name)
+            group = _CallGroup(name)
+            for call in group_calls:
+                call.group = group
+                group.calls.append(call)
+            self.groups.append(group)
+
+    def _check_order(self, graph: torch.fx.Graph, calls: list[_ModuleCall]) -> None:
+        """Calls are emitted at their last node; drop (convert inline) any call that would then
+        come after a node that reads its results."""
+        order = {n: i for i, n in enumerate(graph.nodes)}
+        changed = True
+        while changed:
+            changed = False
+
+            def at(n: torch.fx.Node) -> int:
+                c = self.calls.get(n)
+                return order[c.nodes[-1]] if c is not None else order[n]
+
+            for node in graph.nodes:
+                for a in node.all_input_nodes:
+                    mine, theirs = self.calls.get(node), self.calls.get(a)
+                    if mine is not None and mine is theirs:
+                        continue
+                    if at(a) >= at(node):
+                        victim = theirs if theirs is not None else mine
+                        for n in victim.nodes:
+                            self.calls.pop(n, None)
+                        changed = True
+                        break
+                if changed:
+                    break
 
 
 # -- checks --------------------------------------------------------------------------------------
@@ -475,6 +729,7 @@ def export_model(
     strict: bool = False,
     functions: bool = False,
     optimize: bool = True,
+    fold_batchnorm: bool = False,
 ) -> ir.Model:
     """Export a ``torch.nn.Module`` to an ONNX IR model.
 
@@ -487,15 +742,21 @@ def export_model(
         symbolic dims named after the ``Dim``.
     :param kwargs: keyword inputs for ``forward`` (exported as graph inputs too).
     :param strict: ``torch.export``'s strict (TorchDynamo) tracing.
-    :param functions: not supported yet; raises when True.
+    :param functions: emit a submodule called more than once (one block applied twice, a layer
+        reused in a loop) as one model-local ONNX function (domain :data:`FUNCTION_DOMAIN`,
+        named after the module's class and path) called by one node per call site; its weights
+        are inputs of the function, so they stay one initializer each.
     :param optimize: fold constants and static shapes and drop no-ops
         (:func:`onnxport.optimize.optimize`); weights keep their names and values.
+    :param fold_batchnorm: fold each inference BatchNormalization that follows a Conv (the Conv's
+        only reader) into the Conv's weight and bias (:func:`onnxport.optimize.fold_batchnorm`).
+        Off by default: the BatchNormalization's parameters disappear from the graph and the
+        Conv weights change value, so the exported weights no longer match the state_dict.
+        Only main-graph Convs fold: inside a ``functions=True`` function the weights are inputs.
     """
     from onnxport import spec as _spec
     from onnxport.plugins import registry
 
-    if functions:
-        raise ConversionError("functions=True (model-local ONNX functions) is not implemented yet")
     opset = DEFAULT_OPSET if opset is None else int(opset)
     newest = _spec.latest_opset()
     if not MIN_OPSET <= opset <= newest:
@@ -523,10 +784,16 @@ def export_model(
     keys = getattr(module, "initializer_keys", None)  # an imported OnnxModule: its ONNX names
     onnx_names = {key: name for name, key in keys.items()} if isinstance(keys, dict) else None
     conv = _Converter(ep, reg, _dim_names(ep, _dim_specs(module, args, dynamic_shapes)), onnx_names)
+    if functions:
+        conv.plan = _FunctionPlan(ep.graph)
     g = TorchGraph(opset, name=type(module).__name__, converter=conv)
     conv.run_main(g)
     model = g.model(producer="onnxport-torch")
     _restore_io_names(model, module)
+    if fold_batchnorm:
+        from onnxport.optimize import fold_batchnorm as _fold_batchnorm
+
+        _fold_batchnorm(model)
     if optimize:
         from onnxport.optimize import optimize as _optimize
 
@@ -534,6 +801,8 @@ def export_model(
     from onnxport_opsets.down import downgrade
 
     downgrade(model)
+    for fn in model.functions.values():
+        downgrade(ir.Model(fn.graph, ir_version=model.ir_version))
     check_opset(model)
     model.meta["onnxport.torch.targets"] = sorted(conv.used_targets)
     return model
@@ -545,13 +814,15 @@ def _restore_io_names(model: ir.Model, module: Any) -> None:
         names = getattr(module, attr, None)
         if not isinstance(names, list) or len(names) != len(values):
             continue
-        taken = {v.name for g in [model.graph] for n in g for v in n.outputs} | {v.name for v in model.graph.inputs}
+        taken = ({v.name for n in model.graph for v in n.outputs} | {v.name for v in model.graph.inputs}
+                 | set(model.graph.initializers))
         for value, name in zip(values, names):
-            if not name or value.name == name:
-                continue
-            if name in taken and not value.is_graph_input():
+            if not name or value.name == name or name in taken:
                 continue  # another value already holds that name: keep the traced one
+            if value.is_initializer() or (value.producer() is None and not value.is_graph_input()):
+                continue  # initializers keep their own (state_dict) names
             value.name = name
+            taken.add(name)
 
 
 def run_sample(fn: Callable | torch.nn.Module, args: tuple[Any, ...], **options: Any) -> ir.Model:
