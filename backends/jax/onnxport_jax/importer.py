@@ -19,6 +19,7 @@ import onnx_ir as ir
 
 from onnxport.driver import ImportPlan, iter_graphs
 from onnxport.errors import ConversionError, InputError, OnnxportError
+from onnxport.inputs import bind_inputs, check_shape
 
 from . import dtypes
 from .context import CALL, CallState, DataDependentError, Mode, NodeContext, is_static
@@ -397,25 +398,7 @@ class JaxModel:
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def _bind_inputs(self, args: tuple, kwargs: dict) -> list[Any]:
-        specs = self._info["inputs"]
-        if len(args) > len(specs):
-            raise InputError(
-                f"the model takes {len(specs)} input(s) {self.input_names}, got {len(args) + len(kwargs)}"
-            )
-        values = list(args) + [None] * (len(specs) - len(args))
-        given = [i < len(args) for i in range(len(specs))]
-        by_name = {s["name"]: i for i, s in enumerate(specs)}
-        for key, v in kwargs.items():
-            if key not in by_name:
-                raise InputError(f"unknown input {key!r}; the model's inputs are {self.input_names}")
-            i = by_name[key]
-            if given[i]:
-                raise InputError(f"input {key!r} given twice")
-            values[i], given[i] = v, True
-        missing = [s["name"] for s, g in zip(specs, given) if not g]
-        if missing:
-            raise InputError(f"missing input(s) {missing}; the model takes {self.input_names}")
-        return values
+        return bind_inputs([s["name"] for s in self._info["inputs"]], args, kwargs)
 
     def _check_input(self, spec: dict[str, Any], x: Any) -> Any:
         name = spec["name"]
@@ -435,17 +418,8 @@ class JaxModel:
                 f"input {name!r} must have dtype {want}, got {x.dtype} (no implicit casts)"
                 + _x64_hint(want, x.dtype)
             )
-        shape = spec["shape"]
-        if shape is not None:
-            if x.ndim != len(shape):
-                raise InputError(
-                    f"input {name!r} must have rank {len(shape)} (shape {list(shape)}), got shape {list(x.shape)}"
-                )
-            for axis, (d, actual) in enumerate(zip(shape, x.shape)):
-                if isinstance(d, int) and d != actual:
-                    raise InputError(
-                        f"input {name!r} dimension {axis} must be {d}, got {actual} (shape {list(x.shape)})"
-                    )
+        if spec["shape"] is not None:
+            check_shape(name, spec["shape"], x.shape)
         return x
 
     def __repr__(self) -> str:

@@ -16,6 +16,7 @@ from torch import nn
 
 from onnxport.driver import ImportPlan, iter_graphs
 from onnxport.errors import ConversionError, InputError, OnnxportError
+from onnxport.inputs import bind_inputs, check_shape
 
 from . import dtypes
 from .context import Mode, NodeContext
@@ -262,22 +263,8 @@ class OnnxModule(fx.GraphModule):
 
     def _check_inputs(self, args: tuple, kwargs: dict) -> tuple:
         specs = self._onnx_info["inputs"]
-        if len(args) > len(specs):
-            raise InputError(f"the model takes {len(specs)} input(s) {self.onnx_input_names}, got {len(args) + len(kwargs)}")
-        values = list(args) + [None] * (len(specs) - len(args))
-        given = [i < len(args) for i in range(len(specs))]
-        by_name = {s["name"]: i for i, s in enumerate(specs)}
-        by_name.update({s["arg"]: i for i, s in enumerate(specs)})
-        for key, v in kwargs.items():
-            if key not in by_name:
-                raise InputError(f"unknown input {key!r}; the model's inputs are {self.onnx_input_names}")
-            i = by_name[key]
-            if given[i]:
-                raise InputError(f"input {specs[i]['name']!r} given twice")
-            values[i], given[i] = v, True
-        missing = [s["name"] for s, g in zip(specs, given) if not g]
-        if missing:
-            raise InputError(f"missing input(s) {missing}; the model takes {self.onnx_input_names}")
+        values = bind_inputs([s["name"] for s in specs], args, kwargs,
+                             {s["arg"]: i for i, s in enumerate(specs)})
         symbols: dict[str, int] = {}
         out = []
         for spec, v in zip(specs, values):
@@ -292,16 +279,8 @@ class OnnxModule(fx.GraphModule):
             want = spec["dtype"]
             if want is not None and v.dtype != want:
                 raise InputError(f"input {name!r} must have dtype {want}, got {v.dtype} (no implicit casts)")
-            shape = spec["shape"]
-            if shape is not None:
-                if v.dim() != len(shape):
-                    raise InputError(f"input {name!r} must have rank {len(shape)} (shape {list(shape)}), got shape {list(v.shape)}")
-                for axis, (d, actual) in enumerate(zip(shape, v.shape)):
-                    if isinstance(d, int) and d != actual:
-                        raise InputError(f"input {name!r} dimension {axis} must be {d}, got {actual} (shape {list(v.shape)})")
-                    if isinstance(d, str) and d:
-                        if symbols.setdefault(d, actual) != actual:
-                            raise InputError(f"input {name!r} dimension {axis} ({d!r}) is {actual}, but another input has {d!r} = {symbols[d]}")
+            if spec["shape"] is not None:
+                check_shape(name, spec["shape"], v.shape, symbols)
             out.append(v)
         return tuple(out)
 

@@ -2,23 +2,9 @@
 
 from __future__ import annotations
 
-import math
+from onnxport.pads import same_pads
 
-
-def same_pads(spatial, kernel, strides, dilations, auto_pad: str) -> list[int]:
-    """ONNX SAME_UPPER / SAME_LOWER pads as ``[begin..., end...]`` (output = ceil(in / stride))."""
-    begins, ends = [], []
-    for size, k, s, d in zip(spatial, kernel, strides, dilations):
-        out = math.ceil(int(size) / s)
-        total = max((out - 1) * s + (k - 1) * d + 1 - int(size), 0)
-        small, big = total // 2, total - total // 2
-        if auto_pad == "SAME_UPPER":
-            begins.append(small)
-            ends.append(big)
-        else:
-            begins.append(big)
-            ends.append(small)
-    return begins + ends
+__all__ = ["resolve_pads", "same_pads", "spatial_settings"]
 
 
 def resolve_pads(auto_pad: str, pads, spatial, kernel, strides, dilations) -> list[int]:

@@ -13,6 +13,7 @@ import numpy as np
 from jax import lax
 
 from onnxport import ImportCase, importer
+from onnxport.pads import split_total
 
 from ._padding import spatial_settings
 from ._static import ints
@@ -29,8 +30,7 @@ def _settings(x, kernel_shape, strides, dilations, auto_pad, pads, ceil_mode):
         if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
             n = math.ceil(size / s)
             total = max((n - 1) * s + span - size, 0)
-            b = total // 2 if auto_pad == "SAME_UPPER" else total - total // 2
-            e = total - b
+            b, e = split_total(total, auto_pad)
         else:
             b, e = (int(pads[i]), int(pads[nd + i])) if (pads and auto_pad != "VALID") else (0, 0)
             q = (size + b + e - span) / s + 1

@@ -2,28 +2,13 @@
 
 from __future__ import annotations
 
-import math
+from onnxport.pads import same_pads
+
+__all__ = ["explicit_pads", "same_pads", "split_pads"]
 
 
 def explicit_pads(pads, nd: int) -> list[int]:
     return list(pads) if pads else [0] * (2 * nd)
-
-
-def same_pads(spatial, kernel, strides, dilations, auto_pad: str) -> list[int]:
-    """ONNX SAME_UPPER/SAME_LOWER pads as [begin..., end...]."""
-    begins, ends = [], []
-    for size, k, s, d in zip(spatial, kernel, strides, dilations):
-        size = int(size)
-        out = math.ceil(size / s)
-        total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
-        small, big = total // 2, total - total // 2
-        if auto_pad == "SAME_UPPER":
-            begins.append(small)
-            ends.append(big)
-        else:
-            begins.append(big)
-            ends.append(small)
-    return begins + ends
 
 
 def split_pads(pads, nd: int):

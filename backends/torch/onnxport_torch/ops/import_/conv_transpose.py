@@ -7,6 +7,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from onnxport import importer
+from onnxport.pads import split_total
 
 from ._modules import bind
 
@@ -27,16 +28,8 @@ def _pads(in_sizes, w_shape, auto_pad, dilations, kernel_shape, output_padding, 
     else:
         wanted = None
     if wanted is not None:
-        begins, ends = [], []
-        for f, w in zip(full, wanted):
-            total = f - w
-            small, big = total // 2, total - total // 2
-            if auto_pad == "SAME_UPPER":
-                begins.append(small)
-                ends.append(big)
-            else:
-                begins.append(big)
-                ends.append(small)
+        split = [split_total(f - w, auto_pad) for f, w in zip(full, wanted)]
+        begins, ends = [b for b, _ in split], [e for _, e in split]
     elif auto_pad == "VALID":
         begins, ends = [0] * nd, [0] * nd
     else:
