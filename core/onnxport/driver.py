@@ -48,6 +48,29 @@ def node_label(node: ir.Node) -> str:
     return f"{node.name or '<unnamed>'!r} ({node.domain or 'ai.onnx'}::{node.op_type})"
 
 
+# -- what a backend may precompute ------------------------------------------------------------
+#: ops that draw random values
+RANDOM_OPS = frozenset({
+    "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Bernoulli",
+    "Multinomial", "Dropout",
+})
+#: ops never evaluated ahead of time: random, mode-dependent, or running subgraphs
+NO_FOLD_OPS = RANDOM_OPS | {"If", "Loop", "Scan", "SequenceMap"}
+#: (op_type, input index) where a float initializer is a setting, not a weight to train
+SETTING_INPUTS = frozenset({
+    ("Resize", 1), ("Resize", 2), ("Upsample", 1), ("Clip", 1), ("Clip", 2), ("Pad", 2),
+    ("ConstantOfShape", 0), ("Range", 0), ("Range", 1), ("Range", 2), ("Dropout", 1),
+})
+
+
+def is_weight_use(value: ir.Value, settings: frozenset[tuple[str, int]] | set = SETTING_INPUTS) -> bool:
+    """Whether a float initializer is read as a weight (trainable) somewhere, not only as a setting."""
+    uses = list(value.uses())
+    if not uses:
+        return value.is_graph_output()
+    return any((u.node.op_type, u.idx) not in settings for u in uses)
+
+
 # -- validation ---------------------------------------------------------------------------
 def validate(model: ir.Model) -> None:
     """Check what the importer relies on: known domains, defined values, no cycles."""

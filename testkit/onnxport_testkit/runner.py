@@ -137,15 +137,20 @@ def run_node_case(backend_name: str, case: NodeCase, variant: str | None = None)
         else:
             raise ValueError(f"unknown node-case variant {variant!r}")
         actual = run_backend(backend_name, model, inputs)
-        names = [o.name for o in model.graph.output]
-        try:
-            _compare_all(names, expected, actual)
-        except AssertionError as mismatch:
-            if source != "onnxruntime":
-                raise
-            second_opinion(names, model, inputs, expected, actual, mismatch)
+        compare_with_reference(model, inputs, expected, source, actual)
 
     check(backend_name, case.name, variant, go, case.ops)
+
+
+def compare_with_reference(model, inputs, expected, source: str, actual) -> None:
+    """Compare with a runtime's outputs; a mismatch with onnxruntime gets onnx.reference's opinion."""
+    names = [o.name for o in model.graph.output]
+    try:
+        _compare_all(names, expected, actual)
+    except AssertionError as mismatch:
+        if source != "onnxruntime":
+            raise
+        second_opinion(names, model, inputs, expected, actual, mismatch)
 
 
 def second_opinion(names, model, inputs, ort_out, actual, ort_mismatch: AssertionError) -> None:
@@ -187,13 +192,7 @@ def run_random_case(backend_name: str, case: NodeCase, variant: str) -> None:
 
     def go() -> None:
         actual = run_backend(backend_name, model, inputs)
-        names = [o.name for o in model.graph.output]
-        try:
-            _compare_all(names, expected, actual)
-        except AssertionError as ort_mismatch:
-            if source != "onnxruntime":
-                raise
-            second_opinion(names, model, inputs, expected, actual, ort_mismatch)
+        compare_with_reference(model, inputs, expected, source, actual)
 
     check(backend_name, case.name, variant, go, case.ops)
 

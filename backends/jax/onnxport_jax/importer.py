@@ -17,25 +17,13 @@ import jax.numpy as jnp
 import numpy as np
 import onnx_ir as ir
 
-from onnxport.driver import ImportPlan, iter_graphs
+from onnxport.driver import NO_FOLD_OPS, RANDOM_OPS, ImportPlan, is_weight_use, iter_graphs
 from onnxport.errors import ConversionError, InputError, OnnxportError
 from onnxport.inputs import bind_inputs, check_shape
 
 from . import dtypes
 from .context import CALL, CallState, DataDependentError, Mode, NodeContext, is_static
 
-#: ops that draw random values
-_RANDOM = {
-    "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Bernoulli",
-    "Multinomial", "Dropout",
-}
-#: ops never evaluated ahead of time (random, or mode-dependent)
-_NO_FOLD = _RANDOM | {"If", "Loop", "Scan", "SequenceMap"}
-#: (op_type, input index) where a float initializer is a setting, not a weight to train
-_SETTING_INPUTS = {
-    ("Resize", 1), ("Resize", 2), ("Upsample", 1), ("Clip", 1), ("Clip", 2), ("Pad", 2),
-    ("ConstantOfShape", 0), ("Range", 0), ("Range", 1), ("Range", 2), ("Dropout", 1),
-}
 _FOLD_LIMIT = 1 << 28  # elements; larger folded constants stay runtime computations
 #: folded constants of at least this many elements that feed runtime nodes are passed to the
 #: compiled function as arguments (``model.consts``) instead of being embedded in its HLO,
@@ -479,7 +467,7 @@ class _Builder:
             return False
         if self.trainable_mode == "all":
             return True
-        return arr.ndim >= 1 and _is_weight_use(v)
+        return arr.ndim >= 1 and is_weight_use(v)
 
     def compile(self, graph: ir.Graph) -> Program:
         steps = []
@@ -490,7 +478,7 @@ class _Builder:
         return Program(graph, steps, list(graph.inputs))
 
     def _foldable(self, node: ir.Node) -> bool:
-        if node.op_type in _NO_FOLD:
+        if node.op_type in NO_FOLD_OPS:
             return False
         return not any(
             a.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS) for a in node.attributes.values()
@@ -504,7 +492,7 @@ class _Builder:
         }
         param_keys = {i: self.param_key_of[v] for i, v in enumerate(node.inputs) if v in self.param_key_of}
         self.node_count += 1
-        self.random |= node.op_type in _RANDOM
+        self.random |= node.op_type in RANDOM_OPS
         ctx = NodeContext(node, info.opset, info.version, self.mode, consts, self.node_count, param_keys)
         subgraphs: list[tuple[str, list[Program], bool]] = []
         for name, attr in node.attributes.items():
@@ -585,12 +573,6 @@ def _group(node: ir.Node) -> int:
     attr = node.attributes.get("group")
     return 1 if attr is None else int(attr.value)
 
-
-def _is_weight_use(v: ir.Value) -> bool:
-    uses = list(v.uses())
-    if not uses:
-        return v.is_graph_output()
-    return any((u.node.op_type, u.idx) not in _SETTING_INPUTS for u in uses)
 
 
 def _iter_values(graph: ir.Graph) -> Iterator[ir.Value]:

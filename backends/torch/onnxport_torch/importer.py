@@ -14,7 +14,7 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from onnxport.driver import ImportPlan, iter_graphs
+from onnxport.driver import NO_FOLD_OPS, SETTING_INPUTS, ImportPlan, is_weight_use, iter_graphs
 from onnxport.errors import ConversionError, InputError, OnnxportError
 from onnxport.inputs import bind_inputs, check_shape
 
@@ -22,17 +22,8 @@ from . import dtypes
 from .context import Mode, NodeContext
 from .exporter import ExportSupport
 
-#: ops never evaluated at import time (random, or mode-dependent)
-_NO_FOLD = {
-    "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Bernoulli",
-    "Multinomial", "Dropout", "If", "Loop", "Scan", "SequenceMap",
-}
-#: (op_type, input index) where a float initializer is a setting, not a weight to train
-_SETTING_INPUTS = {
-    ("Resize", 1), ("Resize", 2), ("Upsample", 1), ("Clip", 1), ("Clip", 2), ("Pad", 2),
-    ("ConstantOfShape", 0), ("Range", 0), ("Range", 1), ("Range", 2), ("Dropout", 1),
-    ("BatchNormalization", 3), ("BatchNormalization", 4),  # running statistics: buffers
-}
+#: running statistics are buffers in torch (BatchNorm updates them itself), never Parameters
+_SETTING_INPUTS = SETTING_INPUTS | {("BatchNormalization", 3), ("BatchNormalization", 4)}
 _FOLD_LIMIT = 1 << 26  # elements; larger folded constants stay runtime computations
 _MODULE_ATTRS = set(dir(nn.Module)) | {"graph", "code", "meta", "forward"}
 
@@ -452,7 +443,7 @@ class _GraphBuilder:
         return [self.value_node(o) for o in self.graph.outputs]
 
     def _foldable(self, node: ir.Node) -> bool:
-        if node.op_type in _NO_FOLD or node.domain not in ("", "ai.onnx"):
+        if node.op_type in NO_FOLD_OPS or node.domain not in ("", "ai.onnx"):
             return False
         if any(a.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS) for a in node.attributes.values()):
             return False
@@ -465,7 +456,7 @@ class _GraphBuilder:
 
     def _shape_program_node(self, node: ir.Node) -> bool:
         """Whether ``node`` depends only on runtime shapes and constants (see ``ShapeProgram``)."""
-        if self.parent is not None or node.op_type in _NO_FOLD or node.domain not in ("", "ai.onnx"):
+        if self.parent is not None or node.op_type in NO_FOLD_OPS or node.domain not in ("", "ai.onnx"):
             return False
         if any(a.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS) for a in node.attributes.values()):
             return False
@@ -643,10 +634,7 @@ class _GraphBuilder:
         self._bind_outputs(node, out)
 
     def _is_weight_use(self, v: ir.Value) -> bool:
-        uses = list(v.uses())
-        if not uses:
-            return v.is_graph_output()
-        return any((u.node.op_type, u.idx) not in _SETTING_INPUTS for u in uses)
+        return is_weight_use(v, _SETTING_INPUTS)
 
     def _module_path(self, node: ir.Node, module: nn.Module) -> str:
         """Where a native layer lives: ``conv1`` for weights named ``conv1.weight``, else the node name."""
