@@ -27,7 +27,6 @@ import sys
 import time
 import warnings
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 
@@ -57,21 +56,16 @@ import onnx  # noqa: E402
 import onnxruntime as ort  # noqa: E402
 
 import onnxport  # noqa: E402
+from onnxport_testkit.light import LIGHT_DIR, light_inputs  # noqa: E402
 
-LIGHT = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+LIGHT = LIGHT_DIR
 
 
 def dummy_inputs(proto: onnx.ModelProto) -> dict[str, np.ndarray]:
-    """The graph inputs that are not initializers, filled with ``arange(n) / n`` (as the demo)."""
+    """The graph inputs that are not initializers, filled as onnx's own test does (as the demo)."""
     inits = {i.name for i in proto.graph.initializer}
-    out = {}
-    for x in proto.graph.input:
-        if x.name in inits:
-            continue
-        shape = tuple(d.dim_value if d.HasField("dim_value") else 1 for d in x.type.tensor_type.shape.dim)
-        n = int(np.prod(shape))
-        out[x.name] = (np.arange(n).reshape(shape) / n).astype(np.float32)
-    return out
+    names = [x.name for x in proto.graph.input if x.name not in inits]
+    return dict(zip(names, light_inputs(proto)))
 
 
 def median_seconds(fn: Callable[[], Any], runs: int, warmup: int) -> float:
