@@ -9,9 +9,10 @@ The testkit asks a backend object for (all optional except ``run`` for import te
 - ``to_numpy(x) -> np.ndarray`` / ``from_numpy(a)``: framework tensor <-> numpy (default
   ``np.asarray`` / no round trip of node cases; without ``from_numpy`` export samples are not
   re-run at a larger batch);
-- ``prepare_export_sample(sample) -> (sample, options)``: the sample as the framework exports it
-  (a torch module in eval mode) and extra export options (``dynamic_shapes`` with a symbolic
-  dim 0); a graph input left with a symbolic dim 0 is then also checked at a larger batch;
+- ``prepare_export_sample(sample, target=None) -> (sample, options)``: the sample as the framework
+  exports it (a torch module in eval mode) and extra export options (``dynamic_shapes`` with a
+  symbolic dim 0; the torch backend: whether to decompose, so that ``target``, the primitive's
+  op, is the one traced; a hook without a ``target`` parameter is called without it); a graph input left with a symbolic dim 0 is then also checked at a larger batch;
 - ``check_exported_sample(prim, sample, model)``: framework-specific checks of an exported sample
   (the torch backend: the primitive's own op was traced); raises AssertionError;
 - ``check_roundtrip(sample, imported)``: framework-specific checks of import(export(sample))
@@ -272,9 +273,15 @@ def emitted_ops(model: onnx.ModelProto) -> list[str]:
     return sorted({op for _, op in _ops(model.graph)})
 
 
-def _prepared(backend: Any, sample: Any) -> tuple[Any, dict[str, Any]]:
+def _prepared(backend: Any, sample: Any, target: str | None = None) -> tuple[Any, dict[str, Any]]:
+    import inspect
+
     prepare = getattr(backend, "prepare_export_sample", None)
-    return prepare(sample) if prepare is not None else (sample, {})
+    if prepare is None:
+        return sample, {}
+    if target is not None and "target" in inspect.signature(prepare).parameters:
+        return prepare(sample, target=target)
+    return prepare(sample)
 
 
 def export_sample(backend_name: str, sample: Any, opset: int | None = None) -> tuple[onnx.ModelProto, list[Any]]:
@@ -283,14 +290,16 @@ def export_sample(backend_name: str, sample: Any, opset: int | None = None) -> t
     return proto, inputs
 
 
-def _export_sample(backend_name: str, sample: Any, opset: int | None = None) -> tuple[onnx.ModelProto, list[Any], Any, Any]:
+def _export_sample(
+    backend_name: str, sample: Any, opset: int | None = None, target: str | None = None
+) -> tuple[onnx.ModelProto, list[Any], Any, Any]:
     """:func:`export_sample`, plus the exported model as the backend returned it and the prepared sample."""
     import onnx_ir as ir
 
     backend = backend_object(backend_name)
     if not hasattr(backend, "export_model"):
         pytest.skip(f"backend {backend_name!r} has no exporter")
-    sample, extra = _prepared(backend, sample)
+    sample, extra = _prepared(backend, sample, target)
     options: dict[str, Any] = {"opset": opset, **extra}
     if sample.kwargs:
         options["example_kwargs"] = dict(sample.kwargs)
@@ -338,7 +347,7 @@ def run_export_sample(backend_name: str, prim: Any, index: int, extra: dict[str,
     name = sample_name(prim.target, index, sample)
 
     def go() -> None:
-        proto, inputs, model, ready = _export_sample(backend_name, sample)
+        proto, inputs, model, ready = _export_sample(backend_name, sample, target=prim.target)
         ops = emitted_ops(proto)
         extra["emitted"] = ops
         extra["opset"] = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), 0)
@@ -376,7 +385,7 @@ def run_sample_roundtrip(backend_name: str, prim: Any, index: int) -> None:
     sample = prim.samples[index]
 
     def go() -> None:
-        proto, inputs, _, ready = _export_sample(backend_name, sample)
+        proto, inputs, _, ready = _export_sample(backend_name, sample, target=prim.target)
         expected = native_outputs(backend_name, ready)
         imported = onnxport.import_model(proto, backend=backend_name)
         actual = list(backend.run(imported, inputs))

@@ -1,8 +1,10 @@
 """PyTorch -> ONNX: ``torch.export`` to core ATen, then one export primitive per ATen op.
 
-The flow: ``torch.export.export`` -> ``run_decompositions`` with :data:`KEEP` left whole (they map
-to single ONNX ops) -> a check that every op has a primitive (one error lists them all, with the
-module paths) -> walk the FX graph, calling the primitive registered for each target with a
+The flow: ``torch.export.export`` (the training IR: ``aten.conv2d``, ``aten.batch_norm``,
+``aten.lstm`` ... whole) -> when some op of it has no primitive, or it mutates a tensor in place,
+``run_decompositions`` to core ATen with :data:`KEEP` left whole (they map to single ONNX ops)
+-> a check that every op has a primitive (one error lists them all, with the module paths) ->
+walk the FX graph, calling the primitive registered for each target with a
 :class:`TorchGraph` as ``g`` -> opset down-adaptation -> an ``onnx_ir.Model``.
 
 Parameters and buffers become initializers named by their ``state_dict`` keys (one initializer
@@ -707,6 +709,37 @@ def _dim_names(ep: torch.export.ExportedProgram, specs: list[Any]) -> dict[str, 
     return names
 
 
+def needs_decomposition(ep: torch.export.ExportedProgram, registry: Any) -> str | None:
+    """Why the training IR in ``ep`` cannot be exported as it is (``None``: it can).
+
+    It can when every op has a primitive and none writes a tensor in place (a training-mode
+    batch norm updating its running stats, an in-place op on a buffer): functionalizing those
+    is what ``run_decompositions`` does besides decomposing.
+    """
+    for node, _ in _iter_fx(ep.graph_module):
+        if node.op != "call_function":
+            continue
+        name = target_name(node.target)
+        if name in _DRIVER_TARGETS:
+            continue
+        schema = getattr(node.target, "_schema", None)
+        if schema is not None and schema.is_mutable:
+            return f"{name} writes in place"
+        if registry.find_export("torch", name) is None:
+            return f"{name} has no primitive"
+    sig = ep.graph_signature
+    if sig.buffers_to_mutate or sig.user_inputs_to_mutate:
+        return "the program mutates buffers or inputs"
+    return None
+
+
+def decomposed_away(target: str) -> bool:
+    """Whether ``run_decompositions`` replaces ``target`` (so only the training IR has it)."""
+    packet, _, overload = target.removeprefix("aten.").rpartition(".")
+    op = getattr(getattr(torch.ops.aten, packet, None), overload, None)
+    return op is not None and op in decomposition_table()
+
+
 def decomposition_table() -> Any:
     """``torch.export``'s default decompositions, less the ops in :data:`KEEP`."""
     table = torch.export.default_decompositions()
@@ -730,6 +763,7 @@ def export_model(
     functions: bool = False,
     optimize: bool = True,
     fold_batchnorm: bool = False,
+    decompose: bool | None = None,
 ) -> ir.Model:
     """Export a ``torch.nn.Module`` to an ONNX IR model.
 
@@ -753,6 +787,10 @@ def export_model(
         Off by default: the BatchNormalization's parameters disappear from the graph and the
         Conv weights change value, so the exported weights no longer match the state_dict.
         Only main-graph Convs fold: inside a ``functions=True`` function the weights are inputs.
+    :param decompose: ``None`` (default): export ``torch.export``'s training IR as it is when
+        every op of it has a primitive and nothing is written in place, else decompose to core
+        ATen first (:func:`needs_decomposition`); ``True``: always decompose; ``False``: never
+        (an op without a primitive is then an :class:`UnsupportedOpError`).
     """
     from onnxport import spec as _spec
     from onnxport.plugins import registry
@@ -774,12 +812,20 @@ def export_model(
         ep = torch.export.export(
             module, args, kwargs=kwargs, dynamic_shapes=dynamic_shapes, strict=strict
         )
-        ep = ep.run_decompositions(decomposition_table())
     except Exception as exc:
         raise ConversionError(
             f"torch.export could not trace {type(module).__qualname__}: {type(exc).__name__}: {exc}"
         ) from exc
     reg = registry()
+    if decompose is None:
+        decompose = needs_decomposition(ep, reg) is not None
+    if decompose:
+        try:
+            ep = ep.run_decompositions(decomposition_table())
+        except Exception as exc:
+            raise ConversionError(
+                f"torch.export could not decompose {type(module).__qualname__}: {type(exc).__name__}: {exc}"
+            ) from exc
     check_supported(ep, reg)
     keys = getattr(module, "initializer_keys", None)  # an imported OnnxModule: its ONNX names
     onnx_names = {key: name for name, key in keys.items()} if isinstance(keys, dict) else None
@@ -857,17 +903,23 @@ class ExportSupport:
         return export_model(module, example_inputs, **options)
 
     @staticmethod
-    def prepare_export_sample(sample: Any) -> tuple[Any, dict[str, Any]]:
+    def prepare_export_sample(sample: Any, target: str | None = None) -> tuple[Any, dict[str, Any]]:
         """Modules in eval mode; dim 0 of every input with more than one row left to torch
         (``Dim.AUTO``: symbolic where the traced code allows), which is what exercises the
-        symbolic-size primitives (``aten.sym_size.int``, ``operator.mul`` ...)."""
+        symbolic-size primitives (``aten.sym_size.int``, ``operator.mul`` ...).
+
+        The sample of a core ATen primitive (``target``) is decomposed, so that its op is the
+        one traced; the sample of a training-IR op (``aten.conv2d``) is not."""
         if isinstance(sample.fn, torch.nn.Module):
             sample.fn.eval()
         dyn = tuple(
             {0: torch.export.Dim.AUTO} if isinstance(a, torch.Tensor) and a.dim() and a.shape[0] > 1 else None
             for a in sample.args
         )
-        return sample, ({"dynamic_shapes": dyn} if any(d is not None for d in dyn) else {})
+        options: dict[str, Any] = {"dynamic_shapes": dyn} if any(d is not None for d in dyn) else {}
+        if target is not None:
+            options["decompose"] = False if decomposed_away(target) else True
+        return sample, options
 
     def check_exported_sample(self, prim: Any, sample: Any, model: ir.Model) -> None:
         """The sample traced one of the ATen ops its primitive function is registered for."""
