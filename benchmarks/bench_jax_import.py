@@ -47,8 +47,8 @@ if ARGS is not None:
     cores = sorted(os.sched_getaffinity(0))[: max(1, ARGS.threads)]
     os.sched_setaffinity(0, cores)
     if ARGS.threads == 1:
-        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
-                                   + " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+        # (every token must be an --xla flag: one that is not makes XLA drop the whole variable)
+        os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false"
 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402

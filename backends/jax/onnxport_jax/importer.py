@@ -21,7 +21,7 @@ from onnxport.driver import NO_FOLD_OPS, RANDOM_OPS, ImportPlan, is_weight_use, 
 from onnxport.errors import ConversionError, InputError, OnnxportError
 from onnxport.inputs import bind_inputs, check_shape
 
-from . import dtypes
+from . import dtypes, layout
 from .context import CALL, CallState, DataDependentError, Mode, NodeContext, is_static
 
 _FOLD_LIMIT = 1 << 28  # elements; larger folded constants stay runtime computations
@@ -91,7 +91,7 @@ def _size(x: Any) -> int:
 class _Step:
     """One node: its primitive with context, attributes and compiled subgraphs bound."""
 
-    __slots__ = ("node", "fn", "ctx", "attrs", "subgraphs", "foldable", "inputs", "outputs")
+    __slots__ = ("node", "fn", "ctx", "attrs", "subgraphs", "foldable", "inputs", "outputs", "convert")
 
     def __init__(self, node: ir.Node, fn: Callable, ctx: NodeContext, attrs: dict[str, Any],
                  subgraphs: list[tuple[str, list[Program], bool]], foldable: bool):
@@ -103,6 +103,7 @@ class _Step:
         self.foldable = foldable
         self.inputs = list(node.inputs)
         self.outputs = list(node.outputs)
+        self.convert: tuple[str | None, ...] | None = None  # per input, set by layout.plan
 
     def call(self, args: list[Any], attrs: dict[str, Any]) -> list[Any]:
         try:
@@ -124,6 +125,8 @@ class _Step:
 
     def run(self, env: _Env) -> None:
         args = [env[v] if v is not None else None for v in self.inputs]
+        if self.convert is not None:
+            args = [layout.convert(a, how) for a, how in zip(args, self.convert)]
         attrs = self.attrs
         if self.subgraphs:
             attrs = dict(attrs)
@@ -159,11 +162,15 @@ class Program:
         self.steps = steps
         self.inputs = inputs
         self.outputs = list(graph.outputs)
+        self.convert_out: list[str | None] | None = None  # set by layout.plan
+        self.hwio: set[ir.Value] = set()  # params that Convs read HWIO (layout.plan)
 
     def run(self, env: _Env) -> list[Any]:
         for step in self.steps:
             step.run(env)
-        return [env[v] for v in self.outputs]
+        if self.convert_out is None:
+            return [env[v] for v in self.outputs]
+        return [layout.convert(env[v], how) for v, how in zip(self.outputs, self.convert_out)]
 
 
 class Body:
@@ -244,6 +251,9 @@ class JaxModel:
         self._random = random
         self._seed = seed
         self._key: jax.Array | None = None
+        self._param_key = {v: k for k, v in param_values.items()}
+        self._const_key = {v: k for k, v in self._const_values.items()}
+        self._layout_cache: dict[str, tuple[Any, Any]] = {}
 
     # -- facts --------------------------------------------------------------------------
     @property
@@ -306,7 +316,7 @@ class JaxModel:
         rng = self.next_key() if self._random else None
         with self.x64_scope():
             out, updates = self._apply(self.params, self._bind_inputs(inputs, named), (), self.consts,
-                                       rng, None, True)
+                                       rng, None, True, self.laid_out(self.params))
         if updates:
             self.params = {**self.params, **updates}
         return out
@@ -336,17 +346,40 @@ class JaxModel:
                  return_updates: bool = False, **named: Any) -> Any:
             mode = self.training if training is None else bool(training)
             with self.x64_scope():
-                return jitted(params, self.consts, inputs, named, rng, mode, bool(return_updates))
+                return jitted(params, self.consts, inputs, named, rng, mode, bool(return_updates),
+                              self.laid_out(params, self.consts))
 
         return call
 
     def _jit_target(self, params: dict[str, Any], consts: dict[str, Any], inputs: tuple, named: dict,
-                    rng: Any, training: bool, return_updates: bool) -> Any:
-        return self._apply(params, self._bind_inputs(inputs, named), (), consts, rng, training, return_updates)
+                    rng: Any, training: bool, return_updates: bool, laid_out: dict[str, Any]) -> Any:
+        return self._apply(params, self._bind_inputs(inputs, named), (), consts, rng, training, return_updates,
+                           laid_out)
+
+    def laid_out(self, params: dict[str, Any], consts: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The params and consts that Convs read spatial-major (:mod:`onnxport_jax.layout`),
+        transposed once per array: a params dict used again (inference, or an optimizer step that
+        left a weight alone) costs no relayout; under a transformation (tracers) nothing is cached."""
+        consts = self.consts if consts is None else consts
+        out: dict[str, Any] = {}
+        for v in self._program.hwio:
+            kind, key = ("param", self._param_key[v]) if v in self._param_key else ("const", self._const_key[v])
+            src = (params if kind == "param" else consts).get(key)
+            if src is None:
+                continue  # _run names what is missing
+            name = f"{kind}:{key}"
+            hit = self._layout_cache.get(name)
+            if hit is not None and hit[0] is src:
+                out[name] = hit[1]
+                continue
+            out[name] = layout.lay_out(src)
+            if isinstance(src, jax.Array) and not isinstance(src, jax.core.Tracer):
+                self._layout_cache[name] = (src, out[name])
+        return out
 
     def _apply(self, params: dict[str, Any], inputs: list[Any], keep_static: tuple[int, ...],
                consts: dict[str, Any] | None = None, rng: Any = None, training: bool | None = None,
-               return_updates: bool = False) -> Any:
+               return_updates: bool = False, laid_out: dict[str, Any] | None = None) -> Any:
         if isinstance(training, jax.core.Tracer) or isinstance(return_updates, jax.core.Tracer):
             raise InputError("training= and return_updates= decide the traced graph: mark them static "
                              "(jax.jit(model.apply, static_argnames=('training', 'return_updates'))) "
@@ -354,19 +387,23 @@ class JaxModel:
         state = CallState(rng, None if training is None else bool(training))
         token = CALL.set(state)
         try:
-            out = self._run(params, inputs, keep_static, self.consts if consts is None else consts)
+            out = self._run(params, inputs, keep_static, self.consts if consts is None else consts, laid_out)
         finally:
             CALL.reset(token)
         return (out, state.updates) if return_updates else out
 
     def _run(self, params: dict[str, Any], inputs: list[Any], keep_static: tuple[int, ...],
-             consts: dict[str, Any]) -> Any:
+             consts: dict[str, Any], laid_out: dict[str, Any] | None = None) -> Any:
         with self.x64_scope():
             env = _Env(self._static)
+            hwio = self._program.hwio
             for key, v in self._const_values.items():
                 if key not in consts:
                     raise InputError(f"consts lack {key!r}; pass model.consts")
-                env[v] = consts[key]
+                c = consts[key]
+                if v in hwio:
+                    c = laid_out["const:" + key] if laid_out is not None else layout.lay_out(c)
+                env[v] = c
             missing = [k for k in self._param_values if k not in params]
             if missing:
                 raise InputError(f"params lack {missing[:5]}{' ...' if len(missing) > 5 else ''}")
@@ -378,6 +415,8 @@ class JaxModel:
                         f"param {key!r} has dtype {p.dtype}, expected {want}"
                         + _x64_hint(want, p.dtype)
                     )
+                if v in hwio:
+                    p = laid_out["param:" + key] if laid_out is not None else layout.lay_out(p)
                 env[v] = p
             for i, (spec, v, x) in enumerate(zip(self._info["inputs"], self._program.inputs, inputs)):
                 env[v] = x if i in keep_static else self._check_input(spec, x)
@@ -545,30 +584,6 @@ def _iter_steps(program: Program) -> Iterator[_Step]:
                 yield from _iter_steps(p)
 
 
-def _device_layout(arr: jax.Array, v: ir.Value) -> jax.Array:
-    """``arr`` stored in the physical layout its compiled uses read fastest (same values, same
-    logical shape: jitted code taking it as an argument then skips a relayout on every call).
-
-    XLA:CPU convolves with spatial-major filters (HWIO); a constant read only as the weight of
-    ungrouped Conv nodes is stored that way instead of row-major OIHW.
-    """
-    uses = list(v.uses())
-    if (not uses or arr.ndim < 3 or not jnp.issubdtype(arr.dtype, jnp.floating)
-            or any((u.node.op_type, u.node.domain, u.idx) != ("Conv", "", 1) for u in uses)
-            or any(_group(u.node) != 1 for u in uses)):
-        return arr
-    device = next(iter(arr.devices()))
-    if device.platform != "cpu":
-        return arr
-    from jax.experimental.layout import Format, Layout
-
-    order = (*range(2, arr.ndim), 1, 0)
-    try:
-        return jax.device_put(arr, Format(Layout(major_to_minor=order), jax.sharding.SingleDeviceSharding(device)))
-    except Exception:  # a runtime without custom layouts: keep the default one
-        return arr
-
-
 def _group(node: ir.Node) -> int:
     attr = node.attributes.get("group")
     return 1 if attr is None else int(attr.value)
@@ -619,7 +634,9 @@ def import_plan(plan: ImportPlan, **options: Any) -> JaxModel:
     Options: ``trainable="auto"|"all"|"none"`` (which float initializers become params),
     ``x64="auto"|True|False`` (64-bit types: enabled in the model's own scope when needed, or
     refused with an error unless ``jax_enable_x64`` is on), ``training=False``, ``seed=None``
-    (starts the key sequence ``model(...)`` draws per-call PRNG keys from).
+    (starts the key sequence ``model(...)`` draws per-call PRNG keys from),
+    ``channels_last=True`` (run 4-D image activations NHWC inside ``apply``, see
+    :mod:`onnxport_jax.layout`; inputs, outputs and params keep their ONNX shapes either way).
     """
     options = {**plan.options, **options}
     graph = plan.model.graph
@@ -637,9 +654,17 @@ def import_plan(plan: ImportPlan, **options: Any) -> JaxModel:
         builder.collect_initializers()
         builder.mode.training = bool(options.get("training", False))
         program = builder.compile(graph)
+        if options.get("channels_last", True):
+            layout.plan(program, builder.static, set(builder.param_values.values()))
+        else:
+            program.hwio = set()
         params = {k: jnp.asarray(a) for k, a in builder.params.items()}
         hoisted, const_values = builder.hoist(program)
-        consts = {k: _device_layout(jnp.asarray(a), const_values[k]) for k, a in hoisted.items()}
+        held = set(builder.param_values.values()) | set(const_values.values())
+        for v in [v for v in program.hwio if v not in held]:  # small constants: HWIO once, here
+            builder.static[v] = layout.lay_out(builder.static[v])
+            program.hwio.discard(v)
+        consts = {k: jnp.asarray(a) for k, a in hoisted.items()}
     info = {
         "inputs": [_input_spec(v) for v in graph.inputs],
         "outputs": [v.name for v in graph.outputs],

@@ -11,18 +11,21 @@ from onnxport import importer
 from ._padding import resolve_pads, spatial_settings
 
 
-def _dims(nd: int):
+def _dims(nd: int, cl: bool = False, hwio: bool = False):
     sp = "DHW"[3 - nd:] if nd <= 3 else None
     if sp is None:  # lax accepts any distinct letters for spatial dims
         sp = "".join(chr(ord("a") + i) for i in range(nd))
-    return ("NC" + sp, "OI" + sp, "NC" + sp)
+    act = "N" + sp + "C" if cl else "NC" + sp
+    return (act, sp + "IO" if hwio else "OI" + sp, act)
 
 
-def conv_nd(x, w, strides, pads, dilations, group, lhs_dilation=None, out_type=None):
+def conv_nd(x, w, strides, pads, dilations, group, lhs_dilation=None, out_type=None, cl=False, hwio=False):
+    """``lax.conv_general_dilated`` on an NC... input (``cl``: N...C, channels last) and OI...
+    weights (``hwio``: ...IO, spatial-major)."""
     nd = w.ndim - 2
     return lax.conv_general_dilated(
         x, w, window_strides=strides, padding=[(pads[i], pads[nd + i]) for i in range(nd)],
-        lhs_dilation=lhs_dilation, rhs_dilation=dilations, dimension_numbers=_dims(nd),
+        lhs_dilation=lhs_dilation, rhs_dilation=dilations, dimension_numbers=_dims(nd, cl, hwio),
         feature_group_count=group, precision=lax.Precision.HIGHEST,
         preferred_element_type=out_type)
 
@@ -36,29 +39,41 @@ def _floating(x, w):
     return jnp.issubdtype(x.dtype, jnp.floating) and x.dtype == w.dtype
 
 
-def depthwise_taps(x, w, strides, pads, dilations):
+def depthwise_taps(x, w, strides, pads, dilations, cl=False):
     """A depthwise conv (group == input channels, ``w`` of shape [C * m, 1, *k]) as a sum over the
     kernel taps of strided slices of the padded input times per-channel weights."""
     nd = w.ndim - 2
-    c, m = x.shape[1], w.shape[0] // x.shape[1]
+    ca, a0 = (x.ndim - 1, 1) if cl else (1, 2)  # channel axis, first spatial axis
+    m = w.shape[0] // x.shape[ca]
     if m > 1:  # output channel o reads input channel o // m
-        x = jnp.repeat(x, m, axis=1)
-    xp = jnp.pad(x, [(0, 0), (0, 0), *[(pads[i], pads[nd + i]) for i in range(nd)]])
+        x = jnp.repeat(x, m, axis=ca)
+    cfg = [(0, 0)] * x.ndim
+    for i in range(nd):
+        cfg[a0 + i] = (pads[i], pads[nd + i])
+    xp = jnp.pad(x, cfg)
     kernel = w.shape[2:]
-    out = [(xp.shape[2 + i] - (kernel[i] - 1) * dilations[i] - 1) // strides[i] + 1 for i in range(nd)]
+    out = [(xp.shape[a0 + i] - (kernel[i] - 1) * dilations[i] - 1) // strides[i] + 1 for i in range(nd)]
+    per_channel = (1,) * (x.ndim - 1) + (-1,) if cl else (1, -1) + (1,) * nd
     y = None
     for tap in np.ndindex(*kernel):
-        start = [t * d for t, d in zip(tap, dilations)]
-        sl = lax.slice(xp, (0, 0, *start),
-                       (xp.shape[0], c * m, *[s + (o - 1) * st + 1 for s, o, st in zip(start, out, strides)]),
-                       (1, 1, *strides))
-        t = sl * jnp.reshape(w[(slice(None), 0, *tap)], (1, -1) + (1,) * nd)
+        start, stop, step = [0] * x.ndim, list(xp.shape), [1] * x.ndim
+        for i in range(nd):
+            start[a0 + i] = tap[i] * dilations[i]
+            stop[a0 + i] = start[a0 + i] + (out[i] - 1) * strides[i] + 1
+            step[a0 + i] = strides[i]
+        t = lax.slice(xp, start, stop, step) * jnp.reshape(w[(slice(None), 0, *tap)], per_channel)
         y = t if y is None else y + t
     return y
 
 
-def grouped_pointwise(x, w, group):
+def grouped_pointwise(x, w, group, cl=False):
     """A grouped 1x1 conv (stride 1, no padding) as one batched matmul over the groups."""
+    if cl:
+        *lead, c = x.shape
+        xg = jnp.reshape(x, (*lead, group, c // group))
+        wg = jnp.reshape(w, (group, w.shape[0] // group, c // group))
+        y = jnp.einsum("...gc,goc->...go", xg, wg, precision=lax.Precision.HIGHEST)
+        return jnp.reshape(y, (*lead, w.shape[0]))
     n, c = x.shape[:2]
     sp = x.shape[2:]
     xg = jnp.reshape(x, (n, group, c // group, -1))
@@ -68,15 +83,16 @@ def grouped_pointwise(x, w, group):
     return jnp.reshape(jnp.moveaxis(y, 2, 0), (n, w.shape[0], *sp))
 
 
-def conv_fast(x, w, strides, pads, dilations, group):
+def conv_fast(x, w, strides, pads, dilations, group, cl=False):
     """``conv_nd`` with the grouped shapes XLA:CPU runs slowly rewritten to faster forms."""
     nd = w.ndim - 2
+    c = x.shape[-1] if cl else x.shape[1]
     if group > 1 and _floating(x, w) and nd >= 1:
-        if group == x.shape[1] and w.shape[1] == 1 and int(np.prod(w.shape[2:])) <= _MAX_TAPS:
-            return depthwise_taps(x, w, strides, pads, dilations)
+        if group == c and w.shape[1] == 1 and int(np.prod(w.shape[2:])) <= _MAX_TAPS:
+            return depthwise_taps(x, w, strides, pads, dilations, cl)
         if all(k == 1 for k in w.shape[2:]) and all(s == 1 for s in strides) and not any(pads):
-            return grouped_pointwise(x, w, group)
-    return conv_nd(x, w, strides, pads, dilations, group)
+            return grouped_pointwise(x, w, group, cl)
+    return conv_nd(x, w, strides, pads, dilations, group, cl=cl)
 
 
 def add_bias(y, b):
@@ -85,13 +101,28 @@ def add_bias(y, b):
     return y + jnp.reshape(b, (1, -1) + (1,) * (y.ndim - 2))
 
 
+def conv_values(x, w, b=None, *, auto_pad, dilations, group, kernel_shape, pads, strides, cl=False,
+                hwio=False):
+    """Conv (``cl``: ``x`` and the result channels last; ``hwio``: an ungrouped conv's weights
+    spatial-major); SAME pads from the static input shape."""
+    nd = w.ndim - 2
+    kernel, strides, dilations = spatial_settings(
+        nd, kernel_shape or (w.shape[:nd] if hwio else w.shape[2:]), strides, dilations)
+    pads = resolve_pads(auto_pad, pads, x.shape[1:-1] if cl else x.shape[2:], kernel, strides, dilations)
+    if hwio:
+        y = conv_nd(x, w, strides, pads, dilations, 1, cl=cl, hwio=True)
+    else:
+        y = conv_fast(x, w, strides, pads, dilations, group, cl)
+    if b is None:
+        return y
+    return y + b if cl else add_bias(y, b)
+
+
 @importer("Conv", since=22)
 def conv(ctx, x, w, b=None, *, auto_pad, dilations, group, kernel_shape, pads, strides):
     """N-D convolution; SAME pads are computed from the static input shape."""
-    nd = w.ndim - 2
-    kernel, strides, dilations = spatial_settings(nd, kernel_shape or w.shape[2:], strides, dilations)
-    pads = resolve_pads(auto_pad, pads, x.shape[2:], kernel, strides, dilations)
-    return add_bias(conv_fast(x, w, strides, pads, dilations, group), b)
+    return conv_values(x, w, b, auto_pad=auto_pad, dilations=dilations, group=group,
+                       kernel_shape=kernel_shape, pads=pads, strides=strides)
 
 
 @importer("ConvInteger", since=10)

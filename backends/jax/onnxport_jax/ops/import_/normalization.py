@@ -115,11 +115,23 @@ def lp_normalization(ctx, x, *, axis, p):
     return jnp.where(norm == 0, jnp.zeros_like(x), x / safe)  # a zero vector stays zero
 
 
+def lrn_values(x, *, alpha, beta, bias, size, axis=1):
+    """LRN across the channels on ``axis`` (window [c - (size-1)//2, c + size//2]): a sum of
+    shifted slices of the zero-padded squares (differentiable, one fused loop)."""
+    lo, hi = (size - 1) // 2, size - 1 - (size - 1) // 2
+    axis %= x.ndim
+    c = x.shape[axis]
+    cfg = [(0, 0)] * x.ndim
+    cfg[axis] = (lo, hi)
+    sq = jnp.pad(jnp.square(x), cfg)
+    s = None
+    for k in range(size):
+        t = lax.slice_in_dim(sq, k, k + c, axis=axis)
+        s = t if s is None else s + t
+    return x / (bias + (alpha / size) * s) ** beta
+
+
 @importer("LRN", since=13)
 def lrn(ctx, x, *, alpha, beta, bias, size):
     """Local response normalization across channels (window [c - (size-1)//2, c + size//2])."""
-    lo, hi = (size - 1) // 2, size - 1 - (size - 1) // 2
-    sq = jnp.square(x)
-    s = lax.reduce_window(sq, jnp.array(0, x.dtype), lax.add, (1, size) + (1,) * (x.ndim - 2),
-                          (1,) * x.ndim, [(0, 0), (lo, hi)] + [(0, 0)] * (x.ndim - 2))
-    return x / (bias + (alpha / size) * s) ** beta
+    return lrn_values(x, alpha=alpha, beta=beta, bias=bias, size=size)
