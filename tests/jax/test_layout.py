@@ -153,3 +153,26 @@ def test_planned_forms_cover_the_image_ops() -> None:
     # the If's result is NCHW: the AveragePool after it is not planned NHWC
     after_if = [s for s in steps if s.node.op_type == "AveragePool"][1]
     assert after_if.fn is not layout._average_pool_cl
+
+
+def test_channel_shuffle_runs_channels_last() -> None:
+    """ShuffleNet's Reshape -> Transpose -> Reshape between two Convs stays NHWC."""
+    inits = [_w("w1", 6, 3, 1, 1), _w("w2", 6, 2, 3, 3),
+             numpy_helper.from_array(np.array([1, 3, 2, 5, 5], np.int64), "split"),
+             numpy_helper.from_array(np.array([1, 6, 5, 5], np.int64), "back")]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["c1"]),
+        helper.make_node("Reshape", ["c1", "split"], ["r1"]),
+        helper.make_node("Transpose", ["r1"], ["t1"], perm=[0, 2, 1, 3, 4]),
+        helper.make_node("Reshape", ["t1", "back"], ["r2"]),
+        helper.make_node("Conv", ["r2", "w2"], ["y"], pads=[1, 1, 1, 1], group=3),
+    ]
+    graph = helper.make_graph(nodes, "shuffle", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 5, 5])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6, 5, 5])], inits)
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    x = RNG.standard_normal((1, 3, 5, 5)).astype(np.float32)
+    want = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    model = onnxport.import_model(proto, backend="jax")
+    assert sum(s.fn is layout._passed_on for s in model._program.steps) == 2
+    assert all(s.convert is None or "first" not in s.convert for s in model._program.steps)
+    np.testing.assert_allclose(np.asarray(model.jit()(model.params, x)), want, rtol=1e-4, atol=1e-5)

@@ -103,6 +103,21 @@ def _batch_norm_cl(fn: Callable) -> Callable:
     return run
 
 
+def _shuffle_cl(groups: int) -> Callable:
+    """A channel shuffle (Reshape to [N, g, C/g, H, W], Transpose 1<->2, Reshape back) on NHWC."""
+
+    def run(ctx, x, shape, **attrs):
+        *lead, c = x.shape
+        return x.reshape(*lead, groups, c // groups).swapaxes(-1, -2).reshape(x.shape)
+
+    return run
+
+
+def _passed_on(ctx, x, *rest, **attrs):
+    """The rest of a pattern computed by its first node: the value passes through."""
+    return x
+
+
 def _lrn_cl(ctx, x, *, alpha, beta, bias, size):
     return _norm.lrn_values(x, alpha=alpha, beta=beta, bias=bias, size=size, axis=-1)
 
@@ -178,7 +193,20 @@ def plan(program: Any, static: dict[ir.Value, Any], params: set[ir.Value]) -> bo
     program.hwio = set()
     captured = _captured(program)
     cl: set[ir.Value] = set()
+    by_node = {step.node: step for step in program.steps}
+    done: set[ir.Node] = set()
     for step in program.steps:
+        if step.node in done:
+            continue
+        shuffle = _channel_shuffle(step.node, cl, captured)
+        if shuffle is not None:
+            groups, rest = shuffle
+            step.fn = _shuffle_cl(groups)
+            for node in rest:
+                by_node[node].fn = _passed_on
+                done.add(node)
+            cl.update(v for n in (step.node, *rest) for v in n.outputs)
+            continue
         form = None if step.outputs[0] in captured else _form(step.node, cl, step.fn)
         if form is not None:
             step.fn = form
@@ -189,6 +217,40 @@ def plan(program: Any, static: dict[ir.Value, Any], params: set[ir.Value]) -> bo
     program.convert_out = [("first" if v in cl else None) for v in program.outputs]
     _plan_weights(program, static, params)
     return bool(cl)
+
+
+def _sole_reader(v: ir.Value, captured: set[ir.Value]) -> ir.Node | None:
+    uses = list(v.uses())
+    if len(uses) != 1 or v in captured or v.is_graph_output():
+        return None
+    return uses[0].node
+
+
+def _channel_shuffle(node: ir.Node, cl: set[ir.Value], captured: set[ir.Value]) -> tuple[int, list[ir.Node]] | None:
+    """``Reshape(x, [N, g, C/g, H, W]) -> Transpose(perm=[0, 2, 1, 3, 4]) -> Reshape(.., x's
+    shape)`` on an NHWC ``x`` whose intermediates nobody else reads: (g, [Transpose, Reshape])."""
+    if node.op_type != "Reshape" or node.domain not in ("", "ai.onnx") or node.inputs[0] not in cl:
+        return None
+    x, mid = node.inputs[0], node.outputs[0]
+    shape = [d if isinstance(d, int) else None for d in (x.shape or [])]
+    split = [d if isinstance(d, int) else None for d in (mid.shape or [])]
+    if len(shape) != 4 or len(split) != 5 or None in shape or None in split:
+        return None
+    n, c, h, w = shape
+    if split[0] != n or split[3:] != [h, w] or split[1] * split[2] != c:
+        return None
+    t = _sole_reader(mid, captured)
+    if t is None or t.op_type != "Transpose" or "perm" not in t.attributes:
+        return None
+    if list(t.attributes["perm"].value) != [0, 2, 1, 3, 4]:
+        return None
+    back = _sole_reader(t.outputs[0], captured)
+    if back is None or back.op_type != "Reshape" or back.inputs[0] is not t.outputs[0]:
+        return None
+    out = back.outputs[0]
+    if out.shape is None or [d if isinstance(d, int) else None for d in out.shape] != shape or out in captured:
+        return None
+    return split[1], [t, back]
 
 
 def _captured(program: Any) -> set[ir.Value]:

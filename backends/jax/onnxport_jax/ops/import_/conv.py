@@ -68,12 +68,12 @@ def depthwise_taps(x, w, strides, pads, dilations, cl=False):
 
 def grouped_pointwise(x, w, group, cl=False):
     """A grouped 1x1 conv (stride 1, no padding) as one batched matmul over the groups."""
-    if cl:
-        *lead, c = x.shape
-        xg = jnp.reshape(x, (*lead, group, c // group))
-        wg = jnp.reshape(w, (group, w.shape[0] // group, c // group))
-        y = jnp.einsum("...gc,goc->...go", xg, wg, precision=lax.Precision.HIGHEST)
-        return jnp.reshape(y, (*lead, w.shape[0]))
+    if cl:  # one matmul per group on its channel slice: no group-major copy of the activation
+        cg, og = x.shape[-1] // group, w.shape[0] // group
+        return jnp.concatenate([
+            jnp.einsum("...c,oc->...o", x[..., i * cg:(i + 1) * cg], jnp.reshape(w[i * og:(i + 1) * og], (og, cg)),
+                       precision=lax.Precision.HIGHEST)
+            for i in range(group)], axis=-1)
     n, c = x.shape[:2]
     sp = x.shape[2:]
     xg = jnp.reshape(x, (n, group, c // group, -1))
