@@ -2,7 +2,9 @@
 
 For each model: export wall time, node count (Constant nodes counted apart) of the exported graph,
 and the onnxruntime latency of that graph (median of N runs, one thread). Prints the ratios
-onnxport / torch.onnx. Not a pass/fail test:
+onnxport / torch.onnx, for the default export (BatchNormalization kept, weights = state_dict) and
+with ``fold_batchnorm=True`` (Conv+BatchNorm folded, as both torch.onnx exporters do in eval
+mode). Not a pass/fail test:
 
     .venv/bin/python benchmarks/bench_export.py [--runs 20] [--models resnet,bert]
 """
@@ -56,6 +58,11 @@ def _onnxport(m, args) -> onnx.ModelProto:
     return ir.serde.serialize_model(onnxport.export_model(m, args))
 
 
+def _onnxport_folded(m, args) -> onnx.ModelProto:
+    """With ``fold_batchnorm=True``: what both torch.onnx exporters do to Conv+BatchNorm in eval."""
+    return ir.serde.serialize_model(onnxport.export_model(m, args, fold_batchnorm=True))
+
+
 def _torch_onnx(dynamo: bool):
     def run(m, args) -> onnx.ModelProto:
         if dynamo:
@@ -96,14 +103,15 @@ def main() -> None:
     ap.add_argument("--models", default="")
     opts = ap.parse_args()
     warnings.filterwarnings("ignore")
-    exporters = {"onnxport": _onnxport, "dynamo": _torch_onnx(True), "torchscript": _torch_onnx(False)}
+    exporters = {"onnxport": _onnxport, "onnxport+fold": _onnxport_folded, "dynamo": _torch_onnx(True),
+                 "torchscript": _torch_onnx(False)}
     import logging
 
     logging.disable(logging.WARNING)  # torch.onnx's registration warnings
     _warm_up(exporters)
     models = _models()
     chosen = [m for m in opts.models.split(",") if m] or list(models)
-    print(f"{'model':10} {'exporter':12} {'export s':>9} {'nodes':>6} {'consts':>6} {'inits':>6} {'ort ms':>8}")
+    print(f"{'model':10} {'exporter':14} {'export s':>9} {'nodes':>6} {'consts':>6} {'inits':>6} {'ort ms':>8}")
     for name in chosen:
         m, args = models[name]
         res = {}
@@ -116,15 +124,17 @@ def main() -> None:
                 dt = time.perf_counter() - t
                 n_const = sum(n.op_type == "Constant" for n in proto.graph.node)
                 res[ex_name] = (dt, len(proto.graph.node) - n_const, len(proto.graph.initializer), _latency(proto, args, opts.runs))
-                print(f"{name:10} {ex_name:12} {dt:9.2f} {res[ex_name][1]:6d} {n_const:6d} {res[ex_name][2]:6d} {res[ex_name][3]:8.3f}")
+                print(f"{name:10} {ex_name:14} {dt:9.2f} {res[ex_name][1]:6d} {n_const:6d} {res[ex_name][2]:6d} {res[ex_name][3]:8.3f}")
             except Exception as exc:  # noqa: BLE001 - a benchmark reports and goes on
-                print(f"{name:10} {ex_name:12} failed: {type(exc).__name__}: {str(exc)[:100]}")
-        if "onnxport" in res:
-            ours = res["onnxport"]
+                print(f"{name:10} {ex_name:14} failed: {type(exc).__name__}: {str(exc)[:100]}")
+        for mine in ("onnxport", "onnxport+fold"):
+            if mine not in res:
+                continue
+            ours = res[mine]
             for other in ("dynamo", "torchscript"):
                 if other in res:
                     o = res[other]
-                    print(f"{'':10} onnxport/{other:11} export x{ours[0] / o[0]:.2f}  nodes x{ours[1] / max(o[1], 1):.2f}"
+                    print(f"{'':10} {mine + '/' + other:26} export x{ours[0] / o[0]:.2f}  nodes x{ours[1] / max(o[1], 1):.2f}"
                           f"  ort x{ours[3] / o[3]:.2f}")
 
 

@@ -172,14 +172,45 @@ def test_sdpa_attention_op_at_opset_23():
     compare(Attn(), proto, args)
 
 
-@pytest.mark.parametrize("cell", ["LSTM", "GRU"])
-def test_rnn(cell):
-    """torch.export decomposes nn.LSTM/GRU into per-step addmm/sigmoid/tanh (unrolled)."""
-    m = getattr(nn, cell)(8, 16, num_layers=2, batch_first=True).eval()
+@pytest.mark.parametrize(
+    "cell, options, max_nodes",
+    [("LSTM", {}, 19), ("GRU", {}, 18), ("RNN", {"nonlinearity": "relu"}, 18),
+     ("LSTM", {"bidirectional": True}, 24), ("GRU", {"bidirectional": True, "bias": False}, 18),
+     ("LSTM", {"bidirectional": True, "proj_size": 4}, 39)],
+)
+def test_rnn(cell, options, max_nodes):
+    """nn.LSTM/GRU/RNN (2 layers, batch_first): one ONNX LSTM/GRU/RNN node per layer, not the
+    unrolled time loop (~530 nodes); the weights' gate reordering is one Gather (or Reshape) per
+    weight; the batch (a Dim) stays dynamic."""
+    m = getattr(nn, cell)(8, 16, num_layers=2, batch_first=True, **options).eval()
     x = torch.randn(2, 5, 8)
-    model, proto = _roundtrip(m, (x,))
+    model, proto = _roundtrip(m, (x,), dynamic_shapes=({0: Dim("batch")},))
     compare(m, proto, (x,))
-    assert {"MatMul", "Sigmoid", "Tanh"} <= op_types(model)
+    compare(m, proto, (torch.randn(7, 5, 8),))
+    compare(m, proto, (torch.randn(1, 5, 8),))
+    counts: dict[str, int] = {}
+    for n in proto.graph.node:
+        counts[n.op_type] = counts.get(n.op_type, 0) + 1
+    assert counts.pop(cell) == 2, counts
+    assert not {"LSTM", "GRU", "RNN", "Loop", "Scan", "Sigmoid", "Tanh"} & set(counts), counts
+    assert proto.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "batch"
+    # the weights stay the state_dict's initializers (reordered by graph ops, not copied)
+    assert {i.name for i in proto.graph.initializer} == set(m.state_dict())
+    assert sum(counts.values()) + 2 <= max_nodes, counts
+
+
+def test_rnn_unsupported():
+    """Dropout between layers in training mode and proj_size with a non-zero h0 raise clearly."""
+    m = nn.LSTM(8, 16, num_layers=2, dropout=0.5).train()
+    with pytest.raises(onnxport.ConversionError, match="dropout=0.5 between layers in training mode"):
+        onnxport.export_model(m, (torch.randn(5, 2, 8),))
+    m = nn.LSTM(8, 16, proj_size=4).eval()
+    state = (torch.randn(1, 2, 4), torch.randn(1, 2, 16))
+    with pytest.raises(onnxport.ConversionError, match="proj_size > 0 and a non-zero initial h0"):
+        onnxport.export_model(m, (torch.randn(5, 2, 8), state))
+    # what the ONNX op cannot express still exports through the core ATen decomposition
+    model = onnxport.export_model(m, (torch.randn(5, 2, 8), state), decompose=True)
+    compare(lambda x, h, c: m(x, (h, c)), check_model(model), (torch.randn(5, 2, 8), *state))
 
 
 def _hf(kind: str):

@@ -734,10 +734,16 @@ def needs_decomposition(ep: torch.export.ExportedProgram, registry: Any) -> str 
 
 
 def decomposed_away(target: str) -> bool:
-    """Whether ``run_decompositions`` replaces ``target`` (so only the training IR has it)."""
+    """Whether ``run_decompositions`` replaces ``target`` (so only the training IR has it): an op
+    of its table, or one it decomposes through its CompositeImplicitAutograd kernel
+    (``aten.batch_norm``, ``aten.dropout`` ...)."""
     packet, _, overload = target.removeprefix("aten.").rpartition(".")
     op = getattr(getattr(torch.ops.aten, packet, None), overload, None)
-    return op is not None and op in decomposition_table()
+    if op is None:
+        return False
+    if op in decomposition_table():
+        return True
+    return target not in KEEP and torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "CompositeImplicitAutograd")
 
 
 def decomposition_table() -> Any:

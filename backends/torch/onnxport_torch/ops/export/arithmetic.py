@@ -1,4 +1,5 @@
-"""Binary arithmetic: add, sub, mul, div, pow, remainder, maximum, minimum.
+"""Arithmetic: add, sub, rsub, mul, div, floor_divide, pow, remainder, maximum, minimum, addcmul,
+addcdiv, lerp, diff.
 
 Operands are cast to the traced result's dtype (torch's type promotion), Python numbers become
 constants of that dtype.
@@ -6,6 +7,7 @@ constants of that dtype.
 
 from __future__ import annotations
 
+import numpy as np
 import onnx_ir as ir
 import torch
 
@@ -13,6 +15,7 @@ from onnxport import Sample, exporter
 
 _A, _B = torch.randn(2, 3, 4), torch.randn(3, 4)
 _INT = torch.randint(-9, 9, (2, 5))
+_INT64_MAX = 2**63 - 1
 _FLOATS = (ir.DataType.FLOAT, ir.DataType.DOUBLE, ir.DataType.FLOAT16, ir.DataType.BFLOAT16)
 
 
@@ -47,6 +50,17 @@ def sub(g, a, b, *, alpha=1):
     if alpha != 1:
         b = g.op("Mul", b, g.scalar(alpha, g.out_dtype()))
     return g.op("Sub", a, b)
+
+
+@exporter("aten.rsub.Tensor", samples=[Sample(lambda x, y: torch.rsub(x, y), (_A, _B), emits=("Sub",))])
+@exporter(
+    "aten.rsub.Scalar",
+    samples=[Sample(lambda x: 1 - x, (_A,), emits=("Sub",)),
+             Sample(lambda i: torch.rsub(i, 2.5, alpha=2), (_INT,), emits=("Sub", "Mul"), name="alpha")],
+)
+def rsub(g, a, b, alpha=1):
+    """b - alpha * a."""
+    return sub(g, b, a, alpha=alpha)
 
 
 @exporter(
@@ -92,6 +106,15 @@ def div(g, a, b, *, rounding_mode=None):
 
 
 @exporter(
+    "aten.floor_divide.default",
+    samples=[Sample(lambda x: x // 4, (_INT,), emits=("Div",), name="int"),
+             Sample(lambda x, y: x // y, (_A, _B + 3), emits=("Floor",), name="float")],
+)
+def floor_divide(g, a, b):
+    return div(g, a, b, rounding_mode="floor")
+
+
+@exporter(
     "aten.pow.Tensor_Scalar", "aten.pow.Tensor_Tensor", "aten.pow.Scalar",
     samples=[Sample(lambda x: x.abs() ** 1.5, (_A,), emits=("Pow",), name="tensor_scalar"),
              Sample(torch.pow, (_A.abs() + 0.1, _B), emits=("Pow",), name="tensor_tensor"),
@@ -119,10 +142,84 @@ def remainder(g, a, b):
 
 
 @exporter("aten.maximum.default", samples=[Sample(torch.maximum, (_A, _B), emits=("Max",))])
+@exporter("aten.max.other", samples=[Sample(torch.max, (_A, _B), emits=("Max",))])
 def maximum(g, a, b):
     return g.op("Max", *_operands(g, a, b))
 
 
 @exporter("aten.minimum.default", samples=[Sample(torch.minimum, (_A, _B), emits=("Min",))])
+@exporter("aten.min.other", samples=[Sample(torch.min, (_INT, _INT[:1]), emits=("Min",))])
 def minimum(g, a, b):
     return g.op("Min", *_operands(g, a, b))
+
+
+def _scaled(g, x, value, dt):
+    return x if value == 1 else g.op("Mul", x, g.tensor(value, dt))
+
+
+@exporter(
+    "aten.addcmul.default",
+    samples=[Sample(lambda x, a, b: torch.addcmul(x, a, b), (_A, _B, _B), emits=("Mul", "Add")),
+             Sample(lambda x, a, b: torch.addcmul(x, a, b, value=0.5), (_A, _A, _B), emits=("Mul", "Add"), name="value")],
+)
+def addcmul(g, x, t1, t2, *, value=1):
+    """x + value * (t1 * t2)."""
+    dt = g.out_dtype()
+    return g.op("Add", g.cast(x, dt), _scaled(g, g.op("Mul", g.cast(t1, dt), g.cast(t2, dt)), value, dt))
+
+
+@exporter(
+    "aten.addcdiv.default",
+    samples=[Sample(lambda x, a, b: torch.addcdiv(x, a, b, value=-2), (_A, _B, _B.abs() + 1), emits=("Div", "Add"))],
+)
+def addcdiv(g, x, t1, t2, *, value=1):
+    """x + value * (t1 / t2)."""
+    dt = g.out_dtype()
+    return g.op("Add", g.cast(x, dt), _scaled(g, g.op("Div", g.cast(t1, dt), g.cast(t2, dt)), value, dt))
+
+
+@exporter(
+    "aten.lerp.Scalar",
+    samples=[Sample(lambda a, b: torch.lerp(a, b, 0.3), (_A, _B), emits=("Sub", "Mul", "Add"), name="low"),
+             Sample(lambda a, b: torch.lerp(a, b, 0.75), (_A, _B), emits=("Sub", "Mul"), name="high")],
+)
+@exporter(
+    "aten.lerp.Tensor",
+    samples=[Sample(torch.lerp, (_A, _B, torch.rand(3, 4) * 2 - 0.5), emits=("Where",))],
+)
+def lerp(g, start, end, weight):
+    """As torch computes it: start + w * (end - start) where |w| < 0.5, else
+    end - (end - start) * (1 - w)."""
+    dt = g.out_dtype()
+    start, end = g.cast(start, dt), g.cast(end, dt)
+    diff = g.op("Sub", end, start)
+    if not isinstance(weight, ir.Value):
+        if abs(weight) < 0.5:
+            return g.op("Add", start, g.op("Mul", g.scalar(weight, dt), diff))
+        return g.op("Sub", end, g.op("Mul", diff, g.scalar(1 - weight, dt)))
+    w = g.cast(weight, dt)
+    low = g.op("Add", start, g.op("Mul", w, diff))
+    high = g.op("Sub", end, g.op("Mul", diff, g.op("Sub", g.scalar(1, dt), w)))
+    return g.op("Where", g.op("Less", g.op("Abs", w), g.scalar(0.5, dt)), low, high)
+
+
+@exporter(
+    "aten.diff.default",
+    samples=[Sample(lambda x: torch.diff(x), (_A,), emits=("Slice", "Sub")),
+             Sample(lambda x, p: torch.diff(x, 2, dim=0, prepend=p, append=p), (_A, _A[:1]), emits=("Concat", "Sub"), name="n2_prepend"),
+             Sample(lambda b: torch.diff(b, dim=1), (_A > 0,), emits=("Xor",), name="bool")],
+)
+def diff(g, x, n=1, dim=-1, prepend=None, append=None):
+    """n rounds of x[1:] - x[:-1] along ``dim`` (``!=`` for booleans), after the concatenation."""
+    dt = g.out_dtype()
+    axis = g.axis(dim, g.rank(x))
+    parts = [g.cast(p, dt) for p in (prepend, x, append) if p is not None]
+    y = parts[0] if len(parts) == 1 else g.op("Concat", *parts, axis=axis)
+    axes = g.const(np.asarray([axis], dtype=np.int64))
+    one, minus_one = g.const(np.asarray([1], dtype=np.int64)), g.const(np.asarray([-1], dtype=np.int64))
+    start, end = g.const(np.asarray([0], dtype=np.int64)), g.const(np.asarray([_INT64_MAX], dtype=np.int64))
+    for _ in range(n):
+        hi = g.op("Slice", y, one, end, axes)
+        lo = g.op("Slice", y, start, minus_one, axes)
+        y = g.op("Xor" if dt == ir.DataType.BOOL else "Sub", hi, lo)
+    return y

@@ -1,4 +1,4 @@
-"""Indexing: slice, select, index, index_select, embedding, gather, scatter (-> Slice, Gather ...)."""
+"""Indexing: slice, narrow, select, index, index_select, embedding, gather, scatter (-> Slice, Gather ...)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import torch
 from torch import nn
 
 from onnxport import Sample, exporter
+
+from .shape import size1
 
 _X = torch.randn(3, 5, 4)
 _INT64_MAX = 2**63 - 1
@@ -27,6 +29,23 @@ def slice(g, x, dim=0, start=None, end=None, step=1):  # noqa: A001 - the ATen n
     axis = g.axis(dim, g.rank(x))
     return g.op("Slice", x, g.ints([start]), g.ints([end]),
                 g.const(np.asarray([axis], dtype=np.int64)), g.ints([step]))
+
+
+@exporter(
+    "aten.narrow.default",
+    samples=[Sample(lambda x: x.narrow(1, 1, 3), (_X,), emits=("Slice",)),
+             Sample(lambda x: x.narrow(-1, -2, 2), (_X,), emits=("Slice",), name="negative_start"),
+             Sample(lambda x: x.narrow(0, 1, x.shape[0] - 1), (_X,), emits=("Slice",), name="symbolic")],
+)
+def narrow(g, x, dim, start, length):
+    """x[start:start + length] along ``dim``; a negative start counts from the end."""
+    if isinstance(start, int) and isinstance(length, int):
+        end = start + length
+        if start < 0 <= end:
+            end = _INT64_MAX  # a negative start whose piece reaches the end
+    else:
+        end = size1(g.op("Add", g.ints([start]), g.ints([length])))
+    return slice(g, x, dim, start, end)
 
 
 @exporter("aten.select.int", samples=[Sample(lambda x: x[:, 2], (_X,), emits=("Gather",)),

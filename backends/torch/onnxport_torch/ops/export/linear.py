@@ -1,7 +1,10 @@
-"""Matrix products: linear, addmm, mm, bmm, matmul -> Gemm / MatMul (+ Add)."""
+"""Matrix products: linear, addmm, baddbmm, mm, bmm, mv, matmul, outer, einsum -> Gemm / MatMul
+(+ Add), Mul, Einsum."""
 
 from __future__ import annotations
 
+import numpy as np
+import onnx_ir as ir
 import torch
 from torch import nn
 
@@ -41,6 +44,7 @@ def addmm(g, bias, m1, m2, *, beta=1, alpha=1):
     "aten.bmm.default",
     samples=[Sample(torch.bmm, (torch.randn(2, 3, 5), torch.randn(2, 5, 4)), emits=("MatMul",))],
 )
+@exporter("aten.mv.default", samples=[Sample(torch.mv, (torch.randn(3, 5), torch.randn(5)), emits=("MatMul",))])
 @exporter(
     "aten.matmul.default",
     samples=[Sample(torch.matmul, (torch.randn(2, 2, 3, 5), torch.randn(5, 4)), emits=("MatMul",)),
@@ -49,3 +53,64 @@ def addmm(g, bias, m1, m2, *, beta=1, alpha=1):
 def matmul(g, a, b):
     """numpy matmul semantics in both frameworks."""
     return g.op("MatMul", a, b)
+
+
+@exporter(
+    "aten.baddbmm.default",
+    samples=[Sample(torch.baddbmm, (torch.randn(2, 3, 5), torch.randn(2, 3, 4), torch.randn(2, 4, 5)), emits=("MatMul", "Add")),
+             Sample(lambda b, x, y: torch.baddbmm(b, x, y, beta=0.5, alpha=2), (torch.randn(3, 5), torch.randn(2, 3, 4), torch.randn(2, 4, 5)),
+                    emits=("MatMul", "Mul", "Add"), name="scaled"),
+             Sample(lambda b, x, y: torch.baddbmm(b, x, y, beta=0), (torch.full((1, 3, 5), float("nan")), torch.randn(2, 3, 4), torch.randn(2, 4, 5)),
+                    emits=("MatMul",), name="beta0")],
+)
+def baddbmm(g, bias, b1, b2, *, beta=1, alpha=1):
+    """beta * bias + alpha * (b1 @ b2); beta 0 ignores bias (its nan and inf too), as torch."""
+    dt = g.out_dtype()
+    y = g.op("MatMul", b1, b2)
+    if alpha != 1:
+        y = g.op("Mul", y, g.scalar(alpha, dt))
+    if beta == 0:
+        return y
+    if beta != 1:
+        bias = g.op("Mul", bias, g.scalar(beta, dt))
+    return g.op("Add", y, bias)
+
+
+@exporter(
+    "aten.outer.default",
+    samples=[Sample(torch.outer, (torch.randn(3), torch.randn(4)), emits=("Mul",)),
+             Sample(torch.outer, (torch.arange(3), torch.randn(4)), emits=("Mul", "Cast"), name="mixed")],
+)
+def outer(g, a, b):
+    """a[:, None] * b in the result type (logical and for booleans)."""
+    dt = g.out_dtype()
+    col = g.op("Unsqueeze", g.cast(a, dt), g.const(np.asarray([1], dtype=np.int64)))
+    return g.op("And" if dt == ir.DataType.BOOL else "Mul", col, g.cast(b, dt))
+
+
+@exporter(
+    "aten.einsum.default",
+    samples=[Sample(lambda a, b: torch.einsum("ij,jk->ik", a, b), (torch.randn(2, 3), torch.randn(3, 4)), emits=("Einsum",)),
+             Sample(lambda a, b: torch.einsum("b h i d, b h j d -> b h i j", a, b), (torch.randn(2, 2, 3, 4), torch.randn(2, 2, 5, 4)),
+                    emits=("Einsum",), name="spaces"),
+             Sample(lambda a, b: torch.einsum("...ij,...jk", a, b), (torch.randn(2, 3, 4), torch.randn(4, 5)), emits=("Einsum",), name="ellipsis"),
+             Sample(lambda a: torch.einsum("ii->i", a), (torch.randn(3, 3),), emits=("Einsum",), name="diagonal")],
+)
+def einsum(g, equation, tensors, *, path=None):
+    """ONNX Einsum takes torch's equations (spaces dropped); operands in the result type. Ellipses
+    covering fewer dims than the others get leading size-1 dims (broadcasting, as torch does)."""
+    dt = g.out_dtype()
+    equation = equation.replace(" ", "")
+    subs = equation.split("->")[0].split(",")
+    if len(subs) != len(tensors):
+        raise g.error(f"einsum equation {equation!r} is for {len(subs)} operands, got {len(tensors)}")
+    spans = [g.rank(t) - len(s.replace("...", "")) if "..." in s else None for s, t in zip(subs, tensors)]
+    widest = max((n for n in spans if n is not None), default=0)
+    operands = []
+    for sub, t, n in zip(subs, tensors, spans):
+        t = g.cast(t, dt)
+        if n is not None and n < widest:
+            at = sub.index("...")
+            t = g.op("Unsqueeze", t, g.const(np.arange(at, at + widest - n, dtype=np.int64)))
+        operands.append(t)
+    return g.op("Einsum", *operands, equation=equation)

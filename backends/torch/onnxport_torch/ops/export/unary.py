@@ -1,4 +1,5 @@
-"""Element-wise unary math: sqrt, rsqrt, exp, log, neg, abs, sin, cos, erf, reciprocal, floor, ceil ..."""
+"""Element-wise unary math: sqrt, rsqrt, exp, exp2, log, log1p, neg, abs, sin, cos, erf, reciprocal,
+floor, ceil, sign, round, square, isnan."""
 
 from __future__ import annotations
 
@@ -48,3 +49,23 @@ def log1p(g, x):
 @exporter("aten.isnan.default", samples=[Sample(lambda x: torch.isnan(x / x), (torch.tensor([0.0, 1.0, -2.0]),), emits=("IsNaN",))])
 def isnan(g, x):
     return g.op("IsNaN", x)
+
+
+@exporter(
+    "aten.square.default",
+    samples=[Sample(torch.square, _X, emits=("Mul",)),
+             Sample(torch.square, (torch.randint(-5, 5, (2, 3)),), emits=("Mul",), name="int")],
+)
+def square(g, x):
+    x = g.cast(x, g.out_dtype())
+    return g.op("Mul", x, x)
+
+
+@exporter(
+    "aten.exp2.default",
+    samples=[Sample(torch.exp2, _X, emits=("Pow",)),
+             Sample(torch.exp2, (torch.randint(-5, 5, (2, 3)),), emits=("Pow", "Cast"), name="int")],
+)
+def exp2(g, x):
+    dt = g.out_dtype()
+    return g.op("Pow", g.scalar(2.0, dt), g.cast(x, dt))
