@@ -9,7 +9,15 @@
   ``Shape -> Gather -> Concat -> Reshape`` chains on static dims fold away;
 - **no-ops**: Identity, Cast to the same type, Reshape / Expand to the same static shape,
   Transpose with the identity permutation, Concat of one input, a Slice that keeps everything,
-  and Reshape of a Reshape;
+  Reshape of a Reshape, and a Transpose of a Transpose (one Transpose, the permutations composed);
+- **window padding**: a constant-mode Pad (constant pads and value) padding only the spatial dims,
+  by non-negative amounts, whose only reader is a MaxPool (pad value -inf or the type's lowest),
+  an AveragePool (pad value 0; the pool counts padding, or has none) or a Conv (pad value 0) as
+  its data, joins that node's ``pads``; a Slice (constant, step 1, spatial axes) keeping a range
+  of the windows of such a node (its only reader) shrinks the node's ``pads`` instead. Both need
+  ``auto_pad`` NOTSET or VALID, ``ceil_mode`` 0 and MaxPool's indices unread (and a pooling's
+  pads stay smaller than its kernel, as onnxruntime requires); every window then covers the same
+  elements and padding as before;
 - **dedup**: identical Constant nodes and folded constants become one; dead nodes go.
 
 Results too large to be worth storing (more than ``fold_limit`` elements and larger than the
@@ -119,6 +127,43 @@ _NUMPY: dict[str, Callable[..., Any]] = {
 }
 
 
+#: ops whose windows read padded input: a Pad before them or a Slice after them folds into ``pads``
+_WINDOWED = ("MaxPool", "AveragePool", "Conv")
+
+
+def _window_pads(node: ir.Node, nd: int) -> list[int] | None:
+    """A pooling / Conv node's explicit begin+end pads, or None when they do not fold (auto_pad
+    SAME_*, ceil_mode, MaxPool indices read)."""
+    if _attr(node, "auto_pad", "NOTSET") not in ("NOTSET", "VALID") or _attr(node, "ceil_mode", 0):
+        return None
+    if len(node.outputs) > 1 and any(o.uses() or o.is_graph_output() for o in node.outputs[1:]):
+        return None
+    pads = [0] * (2 * nd) if _attr(node, "auto_pad", "NOTSET") == "VALID" else list(_attr(node, "pads") or [0] * (2 * nd))
+    return [int(p) for p in pads] if len(pads) == 2 * nd else None
+
+
+def _set_pads(node: ir.Node, pads: list[int]) -> None:
+    node.attributes["pads"] = ir.AttrInt64s("pads", pads)
+    node.attributes.pop("auto_pad", None)
+
+
+def _lowest(dtype: np.dtype) -> Any:
+    try:
+        return np.iinfo(dtype).min if np.issubdtype(dtype, np.integer) else np.finfo(dtype).min
+    except (TypeError, ValueError):  # a type numpy has no limits for (bfloat16, float8)
+        return None
+
+
+def _constant_attribute(node: ir.Node) -> np.ndarray | None:
+    """The value of a Constant node read from a file (its output has no ``const_value``)."""
+    for name, dtype in (("value", None), ("value_float", np.float32), ("value_floats", np.float32),
+                        ("value_int", np.int64), ("value_ints", np.int64)):
+        a = node.attributes.get(name)
+        if a is not None:
+            return a.value.numpy() if dtype is None else np.asarray(a.value, dtype=dtype)
+    return None
+
+
 def _reference(node: ir.Node, inputs: list[np.ndarray | None], opset: int) -> list[np.ndarray]:
     """Evaluate one node with ``onnx.reference`` (ops without a numpy form here)."""
     import onnx
@@ -151,8 +196,8 @@ class _Folder:
         if v is None:
             return None
         producer = v.producer()
-        if producer is not None and producer.op_type == "Constant" and not producer.domain and v.const_value is not None:
-            return v.const_value.numpy()
+        if producer is not None and producer.op_type == "Constant" and not producer.domain:
+            return v.const_value.numpy() if v.const_value is not None else _constant_attribute(producer)
         if producer is None and v.const_value is not None and (v.name in self.foldable):
             return v.const_value.numpy()
         return None
@@ -217,6 +262,88 @@ class _Folder:
         except Exception:  # noqa: BLE001 - a node that cannot be evaluated here stays for the runtime
             return None
 
+    def fold_pad(self, graph: ir.Graph, node: ir.Node) -> None:
+        """A constant Pad of spatial dims read only by ``node`` (a pooling / Conv) joins its pads."""
+        x = node.inputs[0] if node.inputs else None
+        pad = x.producer() if x is not None else None
+        if (pad is None or pad.op_type != "Pad" or pad.domain or len(x.uses()) != 1 or x.is_graph_output()
+                or _attr(pad, "mode", "constant") != "constant" or len(pad.inputs) < 2 or x.shape is None):
+            return
+        rank, ins = len(x.shape), list(pad.inputs) + [None] * (4 - len(pad.inputs))
+        pads, value, axes = self.const(ins[1]), self.const(ins[2]), self.const(ins[3])
+        if pads is None or (ins[2] is not None and value is None) or (ins[3] is not None and axes is None):
+            return
+        axes = list(range(rank)) if axes is None else [int(a) % rank for a in axes.reshape(-1)]
+        pads = [int(p) for p in pads.reshape(-1)]
+        if rank < 3 or len(pads) != 2 * len(axes) or len(set(axes)) != len(axes):
+            return
+        full = [0] * (2 * rank)
+        for i, a in enumerate(axes):
+            full[a], full[rank + a] = pads[i], pads[len(axes) + i]
+        nd = rank - 2
+        own = _window_pads(node, nd)
+        if own is None or any(full[a] for a in (0, 1, rank, rank + 1)) or min(full) < 0:
+            return
+        fill = 0 if value is None else value.reshape(-1)[0]
+        if node.op_type == "MaxPool":
+            dtype = x.dtype.numpy() if x.dtype is not None else np.asarray(fill).dtype
+            lowest = _lowest(dtype)
+            if not ((lowest is not None and fill == lowest) or (np.issubdtype(dtype, np.floating) and np.isneginf(fill))):
+                return
+        elif fill != 0:
+            return
+        if node.op_type == "AveragePool" and not _attr(node, "count_include_pad", 0) and any(own):
+            return  # padding that does not count next to padded zeros that do
+        new = [p + q for p, q in zip(own, full[2:rank] + full[rank + 2:])]
+        kernel = _attr(node, "kernel_shape")
+        if node.op_type != "Conv" and (kernel is None or any(p >= k for p, k in zip(new, list(kernel) * 2))):
+            return  # onnxruntime runs pooling with pads smaller than the kernel only
+        if node.op_type == "AveragePool":
+            node.attributes["count_include_pad"] = ir.AttrInt64("count_include_pad", 1)
+        _set_pads(node, new)
+        node.replace_input_with(0, pad.inputs[0])
+        graph.remove(pad, safe=True)
+        self.stats["removed"] += 1
+
+    def fold_slice(self, graph: ir.Graph, node: ir.Node) -> bool:
+        """A Slice keeping a range of a pooling / Conv node's windows (its only reader): the node's
+        pads shrink by what the dropped windows' strides spanned; True when the Slice is gone."""
+        x = node.inputs[0] if node.inputs else None
+        src = x.producer() if x is not None else None
+        if (src is None or src.op_type not in _WINDOWED or src.domain or x is not src.outputs[0]
+                or len(x.uses()) != 1 or x.is_graph_output() or x.shape is None or len(node.inputs) < 3):
+            return False
+        rank = len(x.shape)
+        ins = list(node.inputs) + [None] * (5 - len(node.inputs))
+        starts, ends, axes, steps = (self.const(v) for v in ins[1:5])
+        if starts is None or ends is None or (ins[3] is not None and axes is None) or (ins[4] is not None and steps is None):
+            return False
+        starts, ends = starts.reshape(-1).tolist(), ends.reshape(-1).tolist()
+        axes = list(range(len(starts))) if axes is None else [int(a) % rank for a in axes.reshape(-1)]
+        steps = [1] * len(starts) if steps is None else steps.reshape(-1).tolist()
+        nd = rank - 2
+        pads = _window_pads(src, nd)
+        strides = list(_attr(src, "strides") or [1] * nd)
+        if pads is None or len(set(axes)) != len(axes) or len(strides) != nd:
+            return False
+        dims = list(x.shape)
+        for a, start, end, step in zip(axes, starts, ends, steps):
+            n = dims[a]
+            if a < 2 or step != 1 or not isinstance(n, int):
+                return False
+            start = min(max(start + n if start < 0 else start, 0), n)
+            end = min(max(end + n if end < 0 else end, 0), n)
+            if end <= start:
+                return False
+            pads[a - 2] -= start * strides[a - 2]
+            pads[a - 2 + nd] -= (n - end) * strides[a - 2]
+            dims[a] = end - start
+        if min(pads) < 0:
+            return False
+        _set_pads(src, pads)
+        x.shape = ir.Shape(dims)
+        return self.bypass(graph, node, x)
+
     def static_shape(self, v: ir.Value) -> list[int] | None:
         if v.shape is None or not all(isinstance(d, int) for d in v.shape):
             return None
@@ -227,12 +354,26 @@ class _Folder:
         op = node.op_type
         ins = node.inputs
         out = node.outputs[0] if node.outputs else None
+        if op in _WINDOWED:
+            self.fold_pad(graph, node)
+        if op == "Slice" and self.fold_slice(graph, node):
+            return True
         if op == "Identity":
             return self.bypass(graph, node, ins[0])
         if op == "Cast" and ins[0].dtype is not None and ins[0].dtype == ir.DataType(_attr(node, "to")):
             return self.bypass(graph, node, ins[0])
         if op == "Transpose":
             perm = _attr(node, "perm")
+            first = ins[0].producer()
+            if (perm is not None and first is not None and first.op_type == "Transpose" and not first.domain
+                    and _attr(first, "perm") is not None and len(ins[0].uses()) == 1 and not ins[0].is_graph_output()):
+                # two Transposes in a row are one: y axis i is x axis inner[perm[i]]
+                inner = [int(p) for p in _attr(first, "perm")]
+                perm = [inner[int(p)] for p in perm]
+                node.attributes["perm"] = ir.AttrInt64s("perm", perm)
+                node.replace_input_with(0, first.inputs[0])
+                graph.remove(first, safe=True)
+                self.stats["removed"] += 1
             if perm is not None and list(perm) == list(range(len(perm))):
                 return self.bypass(graph, node, ins[0])
         if op == "Concat" and len(ins) == 1:

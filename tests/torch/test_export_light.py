@@ -30,15 +30,7 @@ from onnxport_testkit.light import light_models
 LIGHT_MODELS = sorted(light_models())
 
 #: models whose round trip does not hold yet, and why (a listed model that passes fails the test)
-NOT_YET = {
-    "bvlc_alexnet": "LRN is imported as F.local_response_norm, which torch.export decomposes (avg_pool3d); "
-                    "the exporter does not re-form LRN",
-    "zfnet512": "LRN is imported as F.local_response_norm, which torch.export decomposes (avg_pool3d)",
-    "inception_v1": "LRN decomposes (avg_pool3d), and the ceil-mode MaxPool import traces to aten.unfold",
-    "inception_v2": "the ceil-mode / padded pooling imports trace to aten.unfold and aten.max.dim",
-    "squeezenet": "a Reshape's shape is computed at run time by the import; torch.export cannot trace it",
-    "vgg19": "the import writes one Gemm as MatMul/Add (its C input broadcasts), which exports as such",
-}
+NOT_YET: dict[str, str] = {}
 
 _EQUIVALENT = {"Sum": "Add", "GlobalAveragePool": "ReduceMean"}
 _DROPPED = {"Dropout", "Constant"}

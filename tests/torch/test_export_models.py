@@ -344,3 +344,89 @@ def test_fold_batchnorm(name):
         assert "tap.weight" in inits and "bn_tap.running_mean" in inits
         shared = [n.inputs[1].name for n in folded.graph if n.op_type == "Conv" and n.inputs[1].name.startswith("shared")]
         assert len(set(shared)) == 2  # the shared weight is copied for the first fold
+
+
+class _LrnNet(nn.Module):
+    def __init__(self, size=5):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+        self.lrn = nn.LocalResponseNorm(size, alpha=1e-3, beta=0.75, k=2.0)
+
+    def forward(self, x):
+        return self.lrn(self.conv(x).relu())
+
+
+@pytest.mark.parametrize("decompose", [None, True])
+def test_local_response_norm_is_one_lrn(decompose):
+    """nn.LocalResponseNorm (a module primitive) exports as LRN, not as its traced pad/avg_pool3d/pow/div."""
+    m, x = _LrnNet().eval(), torch.randn(2, 3, 8, 8)
+    model = onnxport.export_model(m, (x,), dynamic_shapes=({0: Dim("batch")},), decompose=decompose)
+    assert sorted(n.op_type for n in model.graph) == ["Conv", "LRN", "Relu"]
+    lrn = next(n for n in model.graph if n.op_type == "LRN")
+    got = {k: a.value for k, a in lrn.attributes.items()}
+    assert got["size"] == 5 and got["beta"] == 0.75 and got["bias"] == 2.0 and got["alpha"] == pytest.approx(1e-3)
+    assert json.loads(lrn.metadata_props[NAME_SCOPES_KEY]) == ["", "lrn"]
+    proto = check_model(model)
+    compare(m, proto, (x,))
+    compare(m, proto, (torch.randn(3, 3, 8, 8),))
+
+
+@pytest.mark.parametrize("shape, ops", [((2, 6, 7), {"Unsqueeze", "LRN", "Squeeze"}),
+                                        ((2, 6, 3, 4, 5), {"Reshape", "LRN"})])
+def test_local_response_norm_other_ranks_go_through_4d(shape, ops):
+    m, x = nn.LocalResponseNorm(3, alpha=0.1, k=1.5).eval(), torch.randn(*shape)
+    model = onnxport.export_model(m, (x,))
+    assert ops <= op_types(model) and "AveragePool" not in op_types(model)
+    compare(m, check_model(model), (x,))
+
+
+def test_local_response_norm_even_size_exports_its_traced_ops():
+    """torch's window of an even size is one channel off ONNX LRN's: the traced ops are exported."""
+    m, x = nn.LocalResponseNorm(4, alpha=0.1).eval(), torch.randn(2, 7, 4, 5)
+    model = onnxport.export_model(m, (x,))
+    assert "LRN" not in op_types(model)
+    compare(m, check_model(model), (x,))
+
+
+def test_local_response_norm_in_repeated_block_function():
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(4, 4, 3, padding=1)
+            self.lrn = nn.LocalResponseNorm(3)
+
+        def forward(self, x):
+            return self.lrn(self.conv(x))
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.block = Block()
+
+        def forward(self, x):
+            return self.block(self.block(x))
+
+    m, x = Net().eval(), torch.randn(1, 4, 6, 6)
+    model = onnxport.export_model(m, (x,), functions=True)
+    (fn,) = model.functions.values()
+    assert sorted(n.op_type for n in fn if n.op_type != "Constant") == ["Conv", "LRN"]
+    compare(m, check_model(model), (x,))
+
+
+def test_explicit_padding_folds_into_pooling_and_conv():
+    """F.pad before max_pool2d / avg_pool2d / conv2d (TF "same" style) is one node with pads."""
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 3, 2)
+
+        def forward(self, x):
+            y = torch.nn.functional.max_pool2d(torch.nn.functional.pad(x, (0, 1, 0, 1), value=float("-inf")), 3, 2)
+            z = torch.nn.functional.avg_pool2d(torch.nn.functional.pad(x, (1, 1, 0, 2)), 3, 1)
+            return y, z, self.conv(torch.nn.functional.pad(x, (0, 1, 1, 0)))
+
+    m, x = Net().eval(), torch.randn(2, 3, 8, 9)
+    model = onnxport.export_model(m, (x,))
+    assert sorted(n.op_type for n in model.graph) == ["AveragePool", "Conv", "MaxPool"]
+    compare(m, check_model(model), (x,))

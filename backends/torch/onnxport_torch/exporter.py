@@ -5,7 +5,9 @@ The flow: ``torch.export.export`` (the training IR: ``aten.conv2d``, ``aten.batc
 ``run_decompositions`` to core ATen with :data:`KEEP` left whole (they map to single ONNX ops)
 -> a check that every op has a primitive (one error lists them all, with the module paths) ->
 walk the FX graph, calling the primitive registered for each target with a
-:class:`TorchGraph` as ``g`` -> opset down-adaptation -> an ``onnx_ir.Model``.
+:class:`TorchGraph` as ``g`` -> opset down-adaptation -> an ``onnx_ir.Model``. A call of a
+module that has a module primitive (``nn.LocalResponseNorm``, :mod:`.ops.export.modules`) is
+exported whole by it: its traced ops need no primitives.
 
 Parameters and buffers become initializers named by their ``state_dict`` keys (one initializer
 per storage; a module imported from ONNX gets its initializers' ONNX names back); node names
@@ -17,7 +19,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import numpy as np
@@ -204,6 +206,8 @@ class _Converter:
         self.constant_names: set[str] = set()
         #: the repeated submodule calls emitted as model-local functions (``functions=True``)
         self.plan = _FunctionPlan()
+        #: main-graph node -> the call of a module with a module primitive it belongs to
+        self.module_calls: dict[torch.fx.Node, _PrimitiveCall] = {}
 
     # -- shapes ----------------------------------------------------------------------------------
     def dim(self, d: Any) -> int | str:
@@ -324,8 +328,37 @@ class _Converter:
                 if node is call.nodes[-1]:
                     self.emit_call(g, call, env)
                 continue
-            self.convert_node(g, node, env)
+            self.convert(g, node, env)
         return []
+
+    def convert(self, g: TorchGraph, node: torch.fx.Node, env: dict) -> None:
+        """Convert one node; the nodes of a module-primitive call become one emission at its last."""
+        call = self.module_calls.get(node)
+        if call is None:
+            self.convert_node(g, node, env)
+        elif node is call.nodes[-1]:
+            self.emit_module_call(g, call, env)
+
+    def emit_module_call(self, g: TorchGraph, call: _PrimitiveCall, env: dict) -> None:
+        """A call of a module with a module primitive (:mod:`.ops.export.modules`): the primitive's
+        ONNX for the whole call, named after the call's result node."""
+        last = call.nodes[-1]
+        g.fx = last
+        stack = module_stack(last)[: call.depth + 1]
+        meta = {
+            NAME_SCOPES_KEY: json.dumps([p for p, _ in stack]),
+            CLASS_HIERARCHY_KEY: json.dumps([c for _, c in stack]),
+        }
+        cls = type(call.module).__qualname__
+        with g.scope(call.path or cls, meta) as sc:
+            try:
+                result = call.prim.fn(g, call.module, *[env[n] for n in call.inputs])
+            except Exception as exc:
+                raise ConversionError(
+                    f"exporting module {call.path or '<root module>'!r} ({cls}) as a whole: {type(exc).__name__}: {exc}"
+                ) from exc
+        self._name_results(g, last, result, {id(o) for n in sc.nodes for o in n.outputs})
+        env[last] = result
 
     def convert_node(self, g: TorchGraph, node: torch.fx.Node, env: dict) -> None:
         """Convert one FX ``call_function`` node (or a tuple ``getitem``) into ``g``."""
@@ -378,7 +411,7 @@ class _Converter:
         baked = group.baked_inputs
         if any(not _same_constant(values[i], v) for i, v in baked.items()):
             for node in call.nodes:
-                self.convert_node(g, node, env)
+                self.convert(g, node, env)
             return
         for i, v in group.baked_outputs.items():
             env[call.outputs[i]] = v
@@ -415,7 +448,7 @@ class _Converter:
                 group.baked_inputs[i] = v
                 benv[node] = v
         for node in call.nodes:
-            self.convert_node(body, node, benv)
+            self.convert(body, node, benv)
         for i, node in enumerate(call.outputs):
             v = benv[node]
             if isinstance(v, ir.Value):
@@ -540,15 +573,16 @@ class _FunctionPlan:
     (``L__self__block``, ``L__self__block@1`` ...) with the module's path: a path with several
     keys is a module called more than once. Nodes go to the call of their outermost such module;
     calls of one module whose traced bodies match (:meth:`_ModuleCall.signature`) share a function.
+    A call holding part of a module-primitive call (``whole``), not all of it, is converted inline.
     """
 
-    def __init__(self, graph: torch.fx.Graph | None = None):
+    def __init__(self, graph: torch.fx.Graph | None = None, whole: dict[torch.fx.Node, Any] | None = None):
         self.calls: dict[torch.fx.Node, _ModuleCall] = {}
         self.groups: list[_CallGroup] = []
         if graph is not None:
-            self._plan(graph)
+            self._plan(graph, whole or {})
 
-    def _plan(self, graph: torch.fx.Graph) -> None:
+    def _plan(self, graph: torch.fx.Graph, whole: dict[torch.fx.Node, Any]) -> None:
         nodes = [n for n in graph.nodes if n.op == "call_function"]
         keys_of: dict[str, set[str]] = {}
         for node in nodes:
@@ -577,7 +611,12 @@ class _FunctionPlan:
             if call is not None:
                 call.nodes.append(node)
                 self.calls[node] = call
-        for call in calls.values():
+        for call in list(calls.values()):
+            members = set(call.nodes)
+            if any(not set(whole[n].nodes) <= members for n in call.nodes if n in whole):
+                for n in call.nodes:
+                    self.calls.pop(n, None)
+                continue
             call.finish()
         self._check_order(graph, list(calls.values()))
         by_sig: dict[Any, list[_ModuleCall]] = {}
@@ -631,6 +670,71 @@ class _FunctionPlan:
                     break
 
 
+# -- module primitives ---------------------------------------------------------------------------
+class _PrimitiveCall:
+    """One call of a module that a module primitive exports whole: its FX nodes (the last one is
+    the call's only result read outside), the outer nodes whose tensors it reads, the module."""
+
+    def __init__(self, prim: Any, module: torch.nn.Module, path: str, depth: int, nodes: list[torch.fx.Node],
+                 inputs: list[torch.fx.Node]):
+        self.prim, self.module, self.path, self.depth = prim, module, path, depth
+        self.nodes, self.inputs = nodes, inputs
+
+
+def module_primitive_calls(graph: torch.fx.Graph, root: Any) -> dict[torch.fx.Node, _PrimitiveCall]:
+    """Node -> the call it belongs to, for every call in ``graph`` (a main graph traced from
+    ``root``) of a module that a module primitive exports (:mod:`.ops.export.modules`).
+
+    A call is the main-graph nodes under one ``nn_module_stack`` key of the module (the outermost
+    such module when they nest), less size arithmetic on outer values (``torch.export`` computes
+    it once, in the first module that needs it); it is kept when its only result read outside is
+    its last node and the primitive accepts it (its ``when``).
+    """
+    from .ops.export.modules import MODULE_EXPORTS, find_module_export
+
+    if not MODULE_EXPORTS or not isinstance(root, torch.nn.Module):
+        return {}
+    names = {f"{c.__module__}.{c.__qualname__}" for c in MODULE_EXPORTS}
+    groups: dict[str, tuple[str, int, list[torch.fx.Node]]] = {}
+    member: dict[torch.fx.Node, str] = {}
+    for node in graph.nodes:
+        if node.op != "call_function":
+            continue
+        key = None
+        if target_name(node.target) == "operator.getitem" and node.args[0] in member:
+            key = member[node.args[0]]
+        elif not (isinstance(node.meta.get("val"), _SYMBOLIC) and not any(a in member for a in node.all_input_nodes)):
+            for depth, (k, (path, cls)) in enumerate((node.meta.get("nn_module_stack") or {}).items()):
+                cls_name = cls if isinstance(cls, str) else f"{cls.__module__}.{cls.__qualname__}"
+                if cls_name in names and not k.startswith("_empty_nn_module_stack"):
+                    key = k
+                    groups.setdefault(k, (_module_path(path), depth, []))
+                    break
+        if key is not None:
+            groups[key][2].append(node)
+            member[node] = key
+    calls: dict[torch.fx.Node, _PrimitiveCall] = {}
+    for path, depth, nodes in groups.values():
+        inside = set(nodes)
+        inputs: list[torch.fx.Node] = []
+        for node in nodes:
+            inputs.extend(a for a in node.all_input_nodes if a not in inside and a not in inputs)
+        read_outside = [n for n in nodes if any(u not in inside for u in n.users)]
+        if read_outside != [nodes[-1]] or not isinstance(nodes[-1].meta.get("val"), torch.Tensor):
+            continue
+        try:
+            module = root.get_submodule(path)
+        except AttributeError:
+            continue
+        tensors = [a for a in inputs if isinstance(a.meta.get("val"), torch.Tensor)]
+        prim = find_module_export(module, [a.meta["val"] for a in tensors])
+        if prim is None:
+            continue
+        call = _PrimitiveCall(prim, module, path, depth, nodes, tensors)
+        calls.update((n, call) for n in nodes)
+    return calls
+
+
 # -- checks --------------------------------------------------------------------------------------
 def _iter_fx(gm: torch.fx.GraphModule) -> list[tuple[torch.fx.Node, torch.fx.GraphModule]]:
     out = []
@@ -643,13 +747,14 @@ def _iter_fx(gm: torch.fx.GraphModule) -> list[tuple[torch.fx.Node, torch.fx.Gra
     return out
 
 
-def check_supported(ep: torch.export.ExportedProgram, registry: Any) -> None:
-    """Raise one :class:`UnsupportedOpError` listing every op without a primitive, with paths."""
+def check_supported(ep: torch.export.ExportedProgram, registry: Any, skip: Collection[torch.fx.Node] = ()) -> None:
+    """Raise one :class:`UnsupportedOpError` listing every op without a primitive, with paths
+    (``skip``: nodes exported otherwise, the module-primitive calls)."""
     from .export_unsupported import UNSUPPORTED
 
     missing: dict[str, list[str]] = {}
     for node, _ in _iter_fx(ep.graph_module):
-        if node.op != "call_function":
+        if node.op != "call_function" or node in skip:
             continue
         name = target_name(node.target)
         if name in _DRIVER_TARGETS or registry.find_export("torch", name) is not None:
@@ -709,15 +814,17 @@ def _dim_names(ep: torch.export.ExportedProgram, specs: list[Any]) -> dict[str, 
     return names
 
 
-def needs_decomposition(ep: torch.export.ExportedProgram, registry: Any) -> str | None:
+def needs_decomposition(ep: torch.export.ExportedProgram, registry: Any,
+                        skip: Collection[torch.fx.Node] = ()) -> str | None:
     """Why the training IR in ``ep`` cannot be exported as it is (``None``: it can).
 
     It can when every op has a primitive and none writes a tensor in place (a training-mode
     batch norm updating its running stats, an in-place op on a buffer): functionalizing those
-    is what ``run_decompositions`` does besides decomposing.
+    is what ``run_decompositions`` does besides decomposing. Nodes in ``skip`` (the
+    module-primitive calls) are exported otherwise and not looked at.
     """
     for node, _ in _iter_fx(ep.graph_module):
-        if node.op != "call_function":
+        if node.op != "call_function" or node in skip:
             continue
         name = target_name(node.target)
         if name in _DRIVER_TARGETS:
@@ -823,8 +930,9 @@ def export_model(
             f"torch.export could not trace {type(module).__qualname__}: {type(exc).__name__}: {exc}"
         ) from exc
     reg = registry()
+    calls = module_primitive_calls(ep.graph, module)
     if decompose is None:
-        decompose = needs_decomposition(ep, reg) is not None
+        decompose = needs_decomposition(ep, reg, calls) is not None
     if decompose:
         try:
             ep = ep.run_decompositions(decomposition_table())
@@ -832,12 +940,14 @@ def export_model(
             raise ConversionError(
                 f"torch.export could not decompose {type(module).__qualname__}: {type(exc).__name__}: {exc}"
             ) from exc
-    check_supported(ep, reg)
+        calls = module_primitive_calls(ep.graph, module)
+    check_supported(ep, reg, calls)
     keys = getattr(module, "initializer_keys", None)  # an imported OnnxModule: its ONNX names
     onnx_names = {key: name for name, key in keys.items()} if isinstance(keys, dict) else None
     conv = _Converter(ep, reg, _dim_names(ep, _dim_specs(module, args, dynamic_shapes)), onnx_names)
+    conv.module_calls = calls
     if functions:
-        conv.plan = _FunctionPlan(ep.graph)
+        conv.plan = _FunctionPlan(ep.graph, calls)
     g = TorchGraph(opset, name=type(module).__name__, converter=conv)
     conv.run_main(g)
     model = g.model(producer="onnxport-torch")

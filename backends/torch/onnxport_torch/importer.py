@@ -561,9 +561,13 @@ class _GraphBuilder:
             outs = _as_list(result, len(node.outputs))
             # an empty optional (None) that is read stays a runtime value: static holds tensors only
             empty_used = any(t is None and ctx.output_used(i) for i, t in enumerate(outs))
-            if not empty_used and all(isinstance(t, torch.Tensor) and t.numel() <= _FOLD_LIMIT for t in outs if t is not None):
+            derived = any(v is not None and v in st.from_init for v in node.inputs)
+            # a weight generated from initializers (the light models' ConstantOfShape(W__SHAPE))
+            # is the model's weight at any size, as an initializer would be
+            kept = [isinstance(t, torch.Tensor) and (t.numel() <= _FOLD_LIMIT or (
+                derived and t.is_floating_point() and self._is_weight_use(v))) for v, t in zip(node.outputs, outs) if t is not None]
+            if not empty_used and all(kept):
                 ctx._freeze()
-                derived = any(v is not None and v in st.from_init for v in node.inputs)
                 for v, t in zip(node.outputs, outs):
                     if t is None:
                         continue

@@ -17,6 +17,15 @@ def softmax_to_13(node, ctx):
     rank = len(x.shape) if x.shape is not None else None
     if rank is not None and (axis == -1 or axis == rank - 1):
         return ctx.rebuild(node, attributes={"axis": -1})
+    if rank is not None and -rank <= axis < rank:
+        # the 2-D view at axis spans the dims from axis on: with at most one of them not 1
+        # (a [N, C, 1, 1] classifier head), the op along that dim alone is the same
+        start = axis + rank if axis < 0 else axis
+        tail = list(x.shape)[start:]
+        if all(isinstance(d, int) for d in tail):
+            wide = [start + i for i, d in enumerate(tail) if d != 1]
+            if len(wide) <= 1:
+                return ctx.rebuild(node, attributes={"axis": wide[0] if wide else start})
     # general case: Flatten to 2-D at axis, op on the last axis, reshape back
     name = node.name or node.op_type
     flat = ir.node("Flatten", [x], attributes={"axis": axis}, name=f"{name}_flatten")

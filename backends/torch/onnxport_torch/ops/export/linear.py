@@ -27,13 +27,32 @@ def linear(g, x, w, b=None):
     return y if b is None else g.op("Add", y, b)
 
 
+def _untransposed(v):
+    """``(x, 1)`` when the matrix ``v`` is ``Transpose(x)``, else ``(v, 0)``: Gemm reads x transposed."""
+    node = v.producer()
+    if node is not None and node.op_type == "Transpose" and node.domain in ("", "ai.onnx"):
+        perm = node.attributes.get("perm")  # a matrix's only transposition: [1, 0] (the default)
+        if perm is None or list(perm.value) == [1, 0]:
+            return node.inputs[0], 1
+    return v, 0
+
+
 @exporter(
     "aten.addmm.default",
     samples=[Sample(lambda b, x, y: torch.addmm(b, x, y, beta=0.5, alpha=2.0),
-                    (torch.randn(4), torch.randn(3, 5), torch.randn(5, 4)), emits=("Gemm",))],
+                    (torch.randn(4), torch.randn(3, 5), torch.randn(5, 4)), emits=("Gemm",)),
+             Sample(lambda b, x, w: torch.addmm(b, x.t(), w.t()), (torch.randn(1, 4), torch.randn(5, 3), torch.randn(4, 5)),
+                    emits=("Gemm",), name="transposed"),
+             Sample(lambda b, x, y: torch.addmm(b, x, y, beta=0), (torch.full((3, 1), float("nan")), torch.randn(3, 5), torch.randn(5, 4)),
+                    emits=("Gemm",), name="beta0")],
 )
 def addmm(g, bias, m1, m2, *, beta=1, alpha=1):
-    return g.op("Gemm", m1, m2, bias, alpha=float(alpha), beta=float(beta))
+    """One Gemm: the bias broadcasts to the product (unidirectionally, as in torch); a transposed
+    operand is read through transA / transB; beta 0 drops the bias (torch ignores its nan and inf)."""
+    a, trans_a = _untransposed(m1)
+    b, trans_b = _untransposed(m2)
+    flags = {k: 1 for k, on in (("transA", trans_a), ("transB", trans_b)) if on}
+    return g.op("Gemm", a, b, None if beta == 0 else bias, alpha=float(alpha), beta=float(beta), **flags)
 
 
 @exporter(

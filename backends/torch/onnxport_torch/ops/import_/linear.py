@@ -16,8 +16,11 @@ def gemm(ctx, a, b, c=None, *, alpha, beta, transA, transB):
         a = a.transpose(0, 1)
     if transB:
         b = b.transpose(0, 1)
-    if c is not None and alpha == 1.0 and beta == 1.0 and a.is_floating_point() and a.dtype == c.dtype:
-        return torch.addmm(c, a, b)  # one GEMM with the bias folded in (nn.Linear's kernel)
+    if beta == 0.0:
+        c = None  # beta 0 ignores C, its nan and inf too (onnxruntime and the reference do)
+    if c is not None and a.is_floating_point() and a.dtype == c.dtype:
+        # one GEMM with the bias folded in (nn.Linear's kernel); C broadcasts as in ONNX
+        return torch.addmm(c, a, b, beta=beta, alpha=alpha)
     y = a @ b
     if alpha != 1.0:
         y = y * alpha

@@ -1,5 +1,6 @@
 """Normalization layers: BatchNormalization and LayerNormalization (native ``nn.BatchNorm*d`` /
-``nn.LayerNorm`` when their tensors are initializers), Instance, Group, RMS, MeanVariance, Lp, LRN."""
+``nn.LayerNorm`` when their tensors are initializers), Instance, Group, RMS, MeanVariance, Lp, LRN
+(``nn.LocalResponseNorm`` for an odd size)."""
 
 from __future__ import annotations
 
@@ -155,4 +156,22 @@ def lp_norm(ctx, x, *, axis, p):
 def lrn(ctx, x, *, alpha, beta, bias, size):
     half_cpu = x.device.type == "cpu" and x.dtype in (torch.float16, torch.bfloat16)
     xs = x.float() if half_cpu else x  # torch's CPU pooling inside has no half kernel
-    return F.local_response_norm(xs, size, alpha=alpha, beta=beta, k=bias).to(x.dtype)
+    size = int(size)
+    if size % 2:
+        y = F.local_response_norm(xs, size, alpha=alpha, beta=beta, k=bias)
+    else:
+        # ONNX sums channels [c - (size - 1) // 2, c + size // 2]; torch's window for an even size
+        # is one channel lower, so the same computation with the channel padding swapped
+        sq = (xs * xs).reshape(xs.shape[0], 1, xs.shape[1], -1)
+        sq = F.pad(sq, (0, 0, (size - 1) // 2, size // 2))
+        div = F.avg_pool2d(sq, (size, 1), stride=1).reshape(xs.shape)
+        y = xs / div.mul(alpha).add(bias).pow(beta)
+    return y.to(x.dtype)
+
+
+@lrn.module_builder
+def lrn_module(ctx, *, alpha, beta, bias, size):
+    # nn.LocalResponseNorm (exported back as LRN) for an odd size, in a type torch pools on CPU
+    if int(size) % 2 == 0 or ctx.input_dtype(0) not in (dtypes.DT.FLOAT, dtypes.DT.DOUBLE):
+        return None
+    return nn.LocalResponseNorm(int(size), alpha=alpha, beta=beta, k=bias), [0]

@@ -1,7 +1,11 @@
 """MaxPool, AveragePool, LpPool, their Global forms, and MaxUnpool.
 
-Common cases run torch's pooling kernels; dilated average pooling, asymmetric pads, Lp pooling
-and ONNX-layout argmax indices go through a generic window view of the input.
+Common cases run torch's pooling kernels: symmetric pads as the kernel's padding; asymmetric
+pads, and a ceil mode torch sizes otherwise, as an explicit ``F.pad`` (-inf for MaxPool, zeros
+for an AveragePool that counts the padding) before an unpadded kernel, or (an AveragePool that
+does not count it) as the kernel's symmetric padding with the extra windows cut off. Dilated
+average pooling, Lp pooling, integer MaxPool and ONNX-layout argmax indices go through a generic
+window view of the input.
 """
 
 from __future__ import annotations
@@ -86,6 +90,27 @@ def _symmetric(begins, ends, kernel):
     return begins == ends and all(2 * p <= k for p, k in zip(begins, kernel))
 
 
+def _padded(x, kernel, strides, dilations, begins, ends, out, fill):
+    """``x`` padded so that unpadded floor-mode pooling gives the ``out`` ONNX windows: the end
+    padding is what the last window reaches (more for a ceil-mode window, less when it stops short)."""
+    pad = []
+    for i in reversed(range(len(kernel))):
+        need = (out[i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1
+        pad += [begins[i], max(need - x.shape[2 + i] - begins[i], 0)]
+    return F.pad(x, pad, value=fill) if any(pad) else x
+
+
+def _cut(y, starts, out):
+    """``y``'s windows ``starts[i]`` .. ``starts[i] + out[i]`` along each spatial dim, or None
+    when it has too few."""
+    for i, (j, n) in enumerate(zip(starts, out)):
+        if y.shape[2 + i] < j + n:
+            return None
+        if j or y.shape[2 + i] != n:
+            y = y.narrow(2 + i, j, n)
+    return y
+
+
 @importer("MaxPool", since=22)
 def max_pool(ctx, x, *, auto_pad, ceil_mode, dilations, kernel_shape, pads, storage_order, strides):
     nd = len(kernel_shape)
@@ -95,9 +120,13 @@ def max_pool(ctx, x, *, auto_pad, ceil_mode, dilations, kernel_shape, pads, stor
         x, kernel_shape, strides, dilations, auto_pad, pads, ceil_mode)
     want_idx = ctx.num_outputs > 1 and ctx.output_used(1)
     fill = float("-inf") if x.is_floating_point() else torch.iinfo(x.dtype).min
-    if not want_idx and _symmetric(begins, ends, kernel) and x.is_floating_point():
+    if not want_idx and x.is_floating_point():
         fn = (F.max_pool1d, F.max_pool2d, F.max_pool3d)[nd - 1]
-        y = fn(x, kernel, strides, begins, dilations, ceil_mode=bool(ceil_mode))
+        if _symmetric(begins, ends, kernel):
+            y = fn(x, kernel, strides, begins, dilations, ceil_mode=bool(ceil_mode))
+            if list(y.shape[2:]) == out:
+                return y if ctx.num_outputs == 1 else (y, None)
+        y = fn(_padded(x, kernel, strides, dilations, begins, ends, out, fill), kernel, strides, 0, dilations)
         if list(y.shape[2:]) == out:
             return y if ctx.num_outputs == 1 else (y, None)
     w = _flat_kernel(_windows(x, kernel, strides, dilations, begins, ends, out, fill), nd)
@@ -131,13 +160,30 @@ def average_pool(ctx, x, *, auto_pad, ceil_mode, count_include_pad, dilations, k
     nd = len(kernel_shape)
     kernel, strides, dilations, begins, ends, out = _settings(
         x, kernel_shape, strides, dilations, auto_pad, pads, ceil_mode)
-    if nd in (1, 2, 3) and all(d == 1 for d in dilations) and _symmetric(begins, ends, kernel):
+    if nd in (1, 2, 3) and all(d == 1 for d in dilations):
         fn = (F.avg_pool1d, F.avg_pool2d, F.avg_pool3d)[nd - 1]
         half_cpu = x.device.type == "cpu" and x.dtype in (torch.float16, torch.bfloat16)
         xs = x.float() if half_cpu else x  # torch's CPU avg_pool3d has no half kernel
-        y = fn(xs, kernel, strides, begins, bool(ceil_mode), bool(count_include_pad)).to(x.dtype)
-        if list(y.shape[2:]) == out:
-            return y
+        if _symmetric(begins, ends, kernel):
+            y = fn(xs, kernel, strides, begins, bool(ceil_mode), bool(count_include_pad))
+            if list(y.shape[2:]) == out:
+                return y.to(x.dtype)
+        if count_include_pad:
+            # the padding counts: zeros padded in; no ceil-mode window may reach past it
+            xp = _padded(xs, kernel, strides, dilations, begins, ends, out, 0.0)
+            if all(n + b + e >= p for n, b, e, p in zip(x.shape[2:], begins, ends, xp.shape[2:])):
+                y = fn(xp, kernel, strides, 0)
+                if list(y.shape[2:]) == out:
+                    return y.to(x.dtype)
+        else:
+            # only real elements count, wherever the padding ends: torch's symmetric padding
+            # covering both sides, less the windows ONNX does not have
+            pad = [max(b, e) for b, e in zip(begins, ends)]
+            if all(2 * p <= k and (p - b) % s == 0 for p, b, k, s in zip(pad, begins, kernel, strides)):
+                y = fn(xs, kernel, strides, pad, bool(ceil_mode), False)
+                y = _cut(y, [(p - b) // s for p, b, s in zip(pad, begins, strides)], out)
+                if y is not None:
+                    return y.to(x.dtype)
     w = _flat_kernel(_windows(x, kernel, strides, dilations, begins, ends, out, 0.0), nd)
     count = _pad_mask(x, kernel, strides, dilations, begins, ends, out, bool(count_include_pad))
     return w.sum(-1) / count
