@@ -29,9 +29,6 @@ from onnxport_testkit.light import light_models
 
 LIGHT_MODELS = sorted(light_models())
 
-#: models whose round trip does not hold yet, and why (a listed model that passes fails the test)
-NOT_YET: dict[str, str] = {}
-
 _EQUIVALENT = {"Sum": "Add", "GlobalAveragePool": "ReduceMean"}
 _DROPPED = {"Dropout", "Constant"}
 
@@ -81,15 +78,9 @@ def _roundtrip(name: str) -> None:
 
 
 def test_all_light_models_are_covered():
-    assert len(LIGHT_MODELS) == 9 and set(NOT_YET) <= set(LIGHT_MODELS)
+    assert len(LIGHT_MODELS) == 9
 
 
 @pytest.mark.parametrize("name", LIGHT_MODELS)
 def test_export_of_import_gives_back_ops_and_initializers(name):
-    if name in NOT_YET:
-        try:
-            _roundtrip(name)
-        except (AssertionError, onnxport.OnnxportError) as exc:
-            pytest.xfail(f"{NOT_YET[name]} ({type(exc).__name__})")
-        pytest.fail(f"{name} round-trips but is listed in NOT_YET: remove it")
     _roundtrip(name)

@@ -172,11 +172,12 @@ def _form(node: ir.Node, cl: set[ir.Value], fn: Callable) -> Callable | None:
 
 def _input_conversions(node: ir.Node, cl: set[ir.Value]) -> tuple[str | None, ...]:
     """For a node run channels last: which inputs must be brought to NHWC first."""
-    data = {"Conv": 1}.get(node.op_type)  # Conv: only the data input; weights stay OIHW
-    if node.op_type not in BROADCAST and node.op_type not in ("Concat", "Conv"):
-        data = 0  # unary ops (scalar extras), pooling, BatchNormalization: input 0 is NHWC already
-    elif data is None:
+    if node.op_type == "Conv":
+        data = 1  # only the data input; weights stay OIHW
+    elif node.op_type in BROADCAST or node.op_type == "Concat":
         data = len(node.inputs)
+    else:
+        data = 0  # unary ops (scalar extras), pooling, BatchNormalization: input 0 is NHWC already
     return tuple(
         "last" if i < data and v is not None and v not in cl and _rank(v) else None
         for i, v in enumerate(node.inputs)
@@ -292,8 +293,4 @@ def lay_out(x: Any) -> Any:
 
 def convert(x: Any, how: str | None) -> Any:
     """Apply a planned conversion to an array (numpy stays numpy)."""
-    if how is None or x is None:
-        return x
-    if isinstance(x, (np.ndarray, np.generic)):
-        return CONVERT[how](np.asarray(x))
-    return CONVERT[how](x)
+    return x if how is None or x is None else CONVERT[how](x)

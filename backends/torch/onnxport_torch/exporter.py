@@ -302,13 +302,7 @@ class _Converter:
         root = root if root is not None else self.ep.graph_module
 
         def arg(a: Any) -> Any:
-            if isinstance(a, torch.fx.Node):
-                return env[a]
-            if isinstance(a, (list, tuple)):
-                return type(a)(arg(x) for x in a)
-            if isinstance(a, dict):
-                return {k: arg(v) for k, v in a.items()}
-            return a
+            return _resolve(a, env)
 
         plan = self.plan if graph is self.ep.graph else None
         for node in graph.nodes:
@@ -364,13 +358,7 @@ class _Converter:
         """Convert one FX ``call_function`` node (or a tuple ``getitem``) into ``g``."""
 
         def arg(a: Any) -> Any:
-            if isinstance(a, torch.fx.Node):
-                return env[a]
-            if isinstance(a, (list, tuple)):
-                return type(a)(arg(x) for x in a)
-            if isinstance(a, dict):
-                return {k: arg(v) for k, v in a.items()}
-            return a
+            return _resolve(a, env)
 
         name = target_name(node.target)
         if name == "operator.getitem":
@@ -496,6 +484,17 @@ class _FunctionGraph(TorchGraph):
         out = self.op("Constant", value=tensor)
         out.const_value, out.dtype, out.shape = tensor, tensor.dtype, ir.Shape(list(tensor.shape))
         return out
+
+
+def _resolve(a: Any, env: dict) -> Any:
+    """An FX argument with its nodes replaced by their converted values (lists, tuples, dicts too)."""
+    if isinstance(a, torch.fx.Node):
+        return env[a]
+    if isinstance(a, (list, tuple)):
+        return type(a)(_resolve(x, env) for x in a)
+    if isinstance(a, dict):
+        return {k: _resolve(v, env) for k, v in a.items()}
+    return a
 
 
 def _same_constant(a: Any, b: Any) -> bool:

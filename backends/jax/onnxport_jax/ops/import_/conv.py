@@ -8,7 +8,7 @@ from jax import lax
 
 from onnxport import importer
 
-from ._padding import resolve_pads, spatial_settings
+from ._padding import resolve_pads, spatial_settings, window_taps
 
 
 def _dims(nd: int, cl: bool = False, hwio: bool = False):
@@ -51,17 +51,10 @@ def depthwise_taps(x, w, strides, pads, dilations, cl=False):
     for i in range(nd):
         cfg[a0 + i] = (pads[i], pads[nd + i])
     xp = jnp.pad(x, cfg)
-    kernel = w.shape[2:]
-    out = [(xp.shape[a0 + i] - (kernel[i] - 1) * dilations[i] - 1) // strides[i] + 1 for i in range(nd)]
     per_channel = (1,) * (x.ndim - 1) + (-1,) if cl else (1, -1) + (1,) * nd
     y = None
-    for tap in np.ndindex(*kernel):
-        start, stop, step = [0] * x.ndim, list(xp.shape), [1] * x.ndim
-        for i in range(nd):
-            start[a0 + i] = tap[i] * dilations[i]
-            stop[a0 + i] = start[a0 + i] + (out[i] - 1) * strides[i] + 1
-            step[a0 + i] = strides[i]
-        t = lax.slice(xp, start, stop, step) * jnp.reshape(w[(slice(None), 0, *tap)], per_channel)
+    for tap, sl in window_taps(xp, w.shape[2:], strides, dilations, a0):
+        t = sl * jnp.reshape(w[(slice(None), 0, *tap)], per_channel)
         y = t if y is None else y + t
     return y
 

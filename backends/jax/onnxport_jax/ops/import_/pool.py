@@ -17,7 +17,7 @@ from jax import lax
 from onnxport import ImportCase, importer
 from onnxport.pads import split_total
 
-from ._padding import spatial_settings
+from ._padding import spatial_settings, window_taps
 from ._static import ints
 
 
@@ -81,15 +81,8 @@ def _reduce_taps(x, init, op, kernel, strides, dilations, pads, cl=False):
     for i in range(nd):
         cfg[a0 + i] = (pads[i][0], pads[i][1], 0)
     xp = lax.pad(x, jnp.asarray(init, x.dtype), cfg)
-    out = [(xp.shape[a0 + i] - (kernel[i] - 1) * dilations[i] - 1) // strides[i] + 1 for i in range(nd)]
     y = None
-    for tap in np.ndindex(*kernel):
-        start, stop, step = [0] * x.ndim, list(xp.shape), [1] * x.ndim
-        for i in range(nd):
-            start[a0 + i] = tap[i] * dilations[i]
-            stop[a0 + i] = start[a0 + i] + (out[i] - 1) * strides[i] + 1
-            step[a0 + i] = strides[i]
-        sl = lax.slice(xp, start, stop, step)
+    for _, sl in window_taps(xp, kernel, strides, dilations, a0):
         y = sl if y is None else op(y, sl)
     return y
 

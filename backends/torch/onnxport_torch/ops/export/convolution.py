@@ -9,17 +9,11 @@ from torch import nn
 
 from onnxport import Sample, exporter
 
+from ._spatial import per_dim
+
 
 def _ints(g, name, values, nd):
-    """A per-spatial-dim int list (a single entry applies to every dim); static ints only."""
-    values = [values] if isinstance(values, int) else list(values)
-    if not all(isinstance(v, int) for v in values):
-        raise g.error(f"a symbolic convolution {name} ({values}) is not supported")
-    if len(values) == 1:
-        values = values * nd
-    if len(values) != nd:
-        raise g.error(f"convolution {name} {values} does not match {nd} spatial dims")
-    return values
+    return per_dim(g, "convolution", name, values, nd)
 
 
 def _conv(g, x, w, b, stride, padding, dilation, transposed, output_padding, groups, pads=None):

@@ -13,23 +13,15 @@ from torch import nn
 
 from onnxport import Sample, exporter
 
+from ._spatial import per_dim
+
 _X = torch.randn(2, 3, 9, 9)
 _X1 = torch.randn(2, 3, 11)
 _X3 = torch.randn(1, 2, 5, 6, 7)
 
 
 def _per_dim(g, name, values, nd, default=None):
-    """A per-spatial-dim int list (one entry applies to every dim; empty: ``default``)."""
-    values = [values] if isinstance(values, int) else list(values)
-    if not values and default is not None:
-        return list(default)
-    if not all(isinstance(v, int) for v in values):
-        raise g.error(f"a symbolic pooling {name} ({values}) is not supported")
-    if len(values) == 1:
-        values = values * nd
-    if len(values) != nd:
-        raise g.error(f"pooling {name} {values} does not match {nd} spatial dims")
-    return values
+    return per_dim(g, "pooling", name, values, nd, default)
 
 
 def _const(g, arr, dtype):
