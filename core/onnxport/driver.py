@@ -375,7 +375,8 @@ def prepare(model: ir.Model, backend: str, registry: Registry, **options: Any) -
     validate(model)
     keep = options.get("keep_functions")
     if keep is None:  # the backend's default: torch keeps functions as reusable submodules
-        keep = getattr(registry.backends.get(backend), "keep_functions", False)
+        be = registry.backends.get(backend)
+        keep = be.keep_functions if be is not None else False
     if model.functions:
         from onnx_ir.passes.common import InlinePass
 

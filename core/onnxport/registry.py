@@ -10,23 +10,14 @@ import dataclasses
 import importlib
 import pkgutil
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from . import spec as _spec
+from .backend import Backend, problems
 from .errors import PluginError, RegistryError
 
 _IMPORT_MARK = "__onnxport_import__"
 _EXPORT_MARK = "__onnxport_export__"
-
-
-@runtime_checkable
-class Backend(Protocol):
-    """What a framework backend provides to the core."""
-
-    name: str
-
-    def import_model(self, plan: Any, **options: Any) -> Any:
-        """Build the framework object from an :class:`onnxport.driver.ImportPlan`."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -166,7 +157,7 @@ class Registry:
     """Everything the plugins registered. Built once per process by :func:`onnxport.registry`."""
 
     def __init__(self) -> None:
-        self.backends: dict[str, Any] = {}
+        self.backends: dict[str, Backend] = {}
         self._imports: dict[str, dict[tuple[str, str, int], ImportPrimitive]] = {}
         self._exports: dict[str, dict[str, ExportPrimitive]] = {}
         self._adapters: dict[tuple[str, str, int], Adapter] = {}
@@ -174,10 +165,13 @@ class Registry:
         self.plugins: list[str] = []
 
     # -- registration --------------------------------------------------------------------
-    def add_backend(self, backend: Any) -> None:
-        name = getattr(backend, "name", None)
-        if not isinstance(name, str) or not name:
-            raise RegistryError(f"backend {backend!r} has no name")
+    def add_backend(self, backend: Backend) -> None:
+        """Add a backend object; it must meet the contract (:mod:`onnxport.backend`)."""
+        wrong = problems(backend)
+        if wrong:
+            cls = f"{type(backend).__module__}.{type(backend).__qualname__}"
+            raise RegistryError(f"backend {cls} does not meet the backend contract: " + "; ".join(wrong))
+        name = backend.name
         if name in self.backends:
             raise RegistryError(f"backend {name!r} is registered twice")
         self.backends[name] = backend

@@ -7,6 +7,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from onnxport.registry import ImportPrimitive
+
 from .cases import NodeCase
 
 #: variants a failure key may name after a node case: ``test_abs[float16]``
@@ -15,7 +17,7 @@ _CASE_VARIANT = re.compile(r"^(random|float64|float16|int32|int64|dynbatch|round
 
 def primitive_label(prim: Any) -> str:
     """``torch import ai.onnx::Relu since 14`` / ``torch export aten.relu.default``."""
-    if hasattr(prim, "op_type"):
+    if isinstance(prim, ImportPrimitive):
         return f"{prim.backend} import {prim.domain or 'ai.onnx'}::{prim.op_type} since {prim.since}"
     return f"{prim.backend} export {prim.target}"
 
@@ -59,7 +61,7 @@ def cases_for_import(prim: Any, registry: Any, cases: Iterable[NodeCase]) -> tup
 
 def check_primitive_has_cases(prim: Any, registry: Any, cases: Iterable[NodeCase]) -> None:
     """Fail, naming the primitive, when nothing tests it."""
-    if hasattr(prim, "op_type"):
+    if isinstance(prim, ImportPrimitive):
         names, why = cases_for_import(prim, registry, cases)
         if not names:
             raise AssertionError(

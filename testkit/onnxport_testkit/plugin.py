@@ -10,7 +10,8 @@ and every case its registry can run (``from onnxport_testkit.generated import *`
 - ``onnx_import_case``: ``ImportCase``\\ s declared beside import primitives (custom ops);
 - ``onnx_export_sample``: ``Sample``\\ s declared beside export primitives;
 - ``onnx_roundtrip``: import(export(sample)) and export(import(case)) where a backend does both;
-- ``onnxport_primitive``, ``onnxport_hook``, ``onnxport_failure_list``: the meta-tests.
+- ``onnxport_primitive``, ``onnxport_hook``, ``onnxport_failure_list``, ``onnxport_backend``: the
+  meta-tests (``onnxport_backend``: every installed backend against the backend contract).
 
 ``--onnxport-report PATH`` writes every result, per-op aggregates and the registry as JSON:
 the input of ``onnxport coverage``.
@@ -87,7 +88,7 @@ def _runnable(backend: str, cases) -> list:
     """Cases whose ops are all registered in the backend, or listed as expected failures."""
     from .runner import backend_object, missing_ops
 
-    table = getattr(backend_object(backend), "expected_failures", {}) or {}
+    table = backend_object(backend).expected_failures
     return [c for c in cases if not missing_ops(backend, c.ops) or c.name in table]
 
 
@@ -126,7 +127,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:  # noqa: C901 - on
     names = metafunc.fixturenames
     wanted = {"onnx_node_case", "onnx_node_variant", "onnx_random_case", "onnx_import_case",
               "onnx_export_sample", "onnx_roundtrip", "onnxport_primitive", "onnxport_hook",
-              "onnxport_failure_list"}
+              "onnxport_failure_list", "onnxport_backend"}
     if not wanted & set(names):
         return
     reg = _registry()
@@ -172,8 +173,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:  # noqa: C901 - on
     if "onnx_roundtrip" in names:
         params = []
         for b in _backends(config):
-            backend = reg.backends[b]
-            if not hasattr(backend, "export_model"):
+            if not reg.backends[b].supports("export"):
                 continue
             for prim, i, s in _export_samples(reg, b, ops):
                 params.append(pytest.param((b, "sample", prim, i), id=f"{b}-roundtrip-{prim.target}-{s.name or i}"))
@@ -202,6 +202,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:  # noqa: C901 - on
         metafunc.parametrize("onnxport_hook", sorted(hook_problems(hookspecs)))
     if "onnxport_failure_list" in names:
         metafunc.parametrize("onnxport_failure_list", _backends(config))
+    if "onnxport_backend" in names:
+        metafunc.parametrize("onnxport_backend", _backends(config))
 
 
 # -- results ---------------------------------------------------------------------------------

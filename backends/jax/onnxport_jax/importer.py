@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 import onnx_ir as ir
 
+from onnxport.backend import Backend
 from onnxport.driver import NO_FOLD_OPS, RANDOM_OPS, ImportPlan, is_weight_use, iter_graphs
 from onnxport.errors import ConversionError, InputError, OnnxportError
 from onnxport.inputs import bind_inputs, check_shape
@@ -675,7 +676,7 @@ def import_plan(plan: ImportPlan, **options: Any) -> JaxModel:
                     consts, const_values, builder.random, None if seed is None else int(seed))
 
 
-class JaxBackend:
+class JaxBackend(Backend):
     """The JAX backend: ONNX -> :class:`JaxModel` (params pytree + pure apply)."""
 
     name = "jax"
@@ -686,11 +687,12 @@ class JaxBackend:
 
         return EXPECTED_FAILURES
 
+    @property
+    def dtypes(self) -> frozenset[ir.DataType]:
+        return dtypes.HELD_TYPES
+
     def import_model(self, plan: ImportPlan, **options: Any) -> JaxModel:
         return import_plan(plan, **options)
-
-    def handles(self, obj: Any) -> bool:
-        return isinstance(obj, JaxModel)
 
     def run(self, model: JaxModel, inputs: list[Any]) -> list[Any]:
         """Run on numpy inputs, jitted where the graph allows; outputs as numpy (testkit, CLI).

@@ -14,6 +14,7 @@ import torch
 import torch.fx as fx
 from torch import nn
 
+from onnxport.backend import Backend
 from onnxport.driver import NO_FOLD_OPS, SETTING_INPUTS, ImportPlan, is_weight_use, iter_graphs
 from onnxport.errors import ConversionError, InputError, OnnxportError
 from onnxport.inputs import bind_inputs, check_shape
@@ -783,7 +784,7 @@ def import_plan(plan: ImportPlan, **options: Any) -> OnnxModule:
     return module
 
 
-class TorchBackend(ExportSupport):
+class TorchBackend(Backend, ExportSupport):
     """The PyTorch backend: ONNX -> ``torch.nn.Module``; ``torch.nn.Module`` -> ONNX (ExportSupport)."""
 
     name = "torch"
@@ -796,6 +797,10 @@ class TorchBackend(ExportSupport):
 
         return EXPECTED_FAILURES
 
+    @property
+    def dtypes(self) -> frozenset[ir.DataType]:
+        return dtypes.HELD_TYPES
+
     def import_model(self, plan: ImportPlan, **options: Any) -> OnnxModule:
         return import_plan(plan, **options)
 
@@ -804,18 +809,26 @@ class TorchBackend(ExportSupport):
 
         return to_sequential(plan, **options)
 
-    def handles(self, obj: Any) -> bool:
-        return isinstance(obj, nn.Module)
-
-    @staticmethod
-    def from_numpy(array: np.ndarray) -> torch.Tensor:
+    def from_numpy(self, array: np.ndarray) -> torch.Tensor:
         """A torch tensor with exactly the array's values and dtype (ml_dtypes included)."""
         return dtypes.from_numpy(array)
 
-    @staticmethod
-    def to_numpy(tensor: torch.Tensor) -> np.ndarray:
+    def to_numpy(self, tensor: torch.Tensor) -> np.ndarray:
         """A numpy array with exactly the tensor's values and dtype."""
         return dtypes.to_numpy(tensor)
+
+    def save(self, native: Any, path: Any, example_inputs: Any = ()) -> None:
+        """A ``torch.export`` program file (``torch.export.save``) of the module traced on
+        ``example_inputs`` (their shapes are fixed in it); :meth:`load` reads it back."""
+        try:
+            ep = torch.export.export(native, tuple(example_inputs))
+        except Exception as exc:
+            raise ConversionError(f"torch.export could not trace the imported module: {type(exc).__name__}: {exc}") from exc
+        torch.export.save(ep, path)
+
+    def load(self, path: Any) -> nn.Module:
+        """The module of a program file written by :meth:`save`."""
+        return torch.export.load(path).module()
 
     def run(self, module: Any, inputs: list[np.ndarray]) -> list[np.ndarray]:
         """Run an imported module on numpy inputs; outputs as numpy (testkit, CLI)."""
