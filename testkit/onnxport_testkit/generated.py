@@ -23,6 +23,7 @@ __all__ = [
     "test_onnx_random_case",
     "test_onnx_roundtrip",
     "test_onnxport_backend_contract",
+    "test_onnxport_backend_layout",
     "test_onnxport_expected_failures_reviewed",
     "test_onnxport_hook_documented",
     "test_onnxport_primitive_has_cases",
@@ -125,4 +126,14 @@ def test_onnxport_backend_contract(onnxport_backend) -> None:
     exp = export_part(backend)
     if exp is not None:
         assert exp.handles(object()) is False, "handles() claims a plain object"
+
+
+def test_onnxport_backend_layout() -> None:
+    """Meta: an op implemented by several installed backends lives in files of the same name."""
+    import onnxport
+
+    from .meta import layout_problems
+
+    problems = layout_problems(onnxport.registry())
+    assert not problems, "op families filed differently across backends:\n  " + "\n  ".join(problems)
 

@@ -156,11 +156,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:  # noqa: C901 - on
                         params.append(pytest.param((b, c, variant), id=f"{b}-{c.name}-{variant}"))
         metafunc.parametrize("onnx_random_case", params)
     if "onnx_import_case" in names:
+        from .semantic_cases import cases_of
+
         params = []
         for b in _backends(config):
             for prim in reg.imports(b):
                 if _import_selected(prim, ops):
-                    for i, case in enumerate(prim.cases):
+                    for i, case in enumerate(cases_of(prim)):
                         label = f"{prim.domain + '::' if prim.domain else ''}{prim.op_type}"
                         params.append(pytest.param((b, prim, i), id=f"{b}-import-{label}-{case.name or i}"))
         metafunc.parametrize("onnx_import_case", params)
@@ -237,10 +239,12 @@ def _item_info(item: pytest.Item) -> dict[str, Any] | None:
         b, c, v = p["onnx_random_case"]
         return _case_info(b, c, "random", v)
     if "onnx_import_case" in p:
+        from .semantic_cases import cases_of
+
         b, prim, i = p["onnx_import_case"]
         op = prim.op_type
         return {"kind": "declared", "backend": b, "direction": "import", "domain": prim.domain,
-                "case": f"{op}[{prim.cases[i].name or i}]", "ops": [op], "target": op,
+                "case": f"{op}[{cases_of(prim)[i].name or i}]", "ops": [op], "target": op,
                 "opset": prim.since, "versions": {op: prim.since}, "variant": None}
     if "onnx_export_sample" in p:
         b, prim, i = p["onnx_export_sample"]

@@ -33,6 +33,7 @@ from onnxport.backend import export_part
 
 from .cases import NodeCase
 from .compare import compare_outputs
+from .semantic_cases import cases_of
 
 
 def backend_object(name: str) -> Any:
@@ -228,7 +229,7 @@ def import_case_model(prim: Any, case: Any) -> onnx.ModelProto:
 
 def run_import_case(backend_name: str, prim: Any, index: int) -> None:
     """A declared case of an import primitive: expected outputs, a numpy reference or onnxruntime."""
-    case = prim.cases[index]
+    case = cases_of(prim)[index]
     model = import_case_model(prim, case)
     inputs = [x if isinstance(x, list) else np.asarray(x) for x in case.inputs if x is not None]
     name = f"{prim.domain + '::' if prim.domain else ''}{prim.op_type}[{case.name or index}]"

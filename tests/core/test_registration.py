@@ -109,3 +109,17 @@ def test_installed_registry_is_consistent():
     if "torch" in reg.backends:
         keys = [p.key for p in reg.module_exports("torch")]
         assert "torch.nn.modules.normalization.LocalResponseNorm" in keys
+
+
+def test_layout_problems_name_the_files():
+    from onnxport_testkit.meta import layout_problems
+
+    reg = Registry()
+    reg.add_import("a", "Relu", _noop, since=14)
+    reg.add_import("b", "Relu", _noop, since=14)
+    assert layout_problems(reg) == []
+    other = types.FunctionType(_noop.__code__, {}, "other")
+    other.__module__ = "pkg.ops.import_.activation"
+    reg.add_import("c", "Relu", other, since=14)
+    (problem,) = layout_problems(reg)
+    assert "Relu lives in different files (a: test_registration.py, b: test_registration.py, c: activation.py)" in problem
