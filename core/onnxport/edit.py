@@ -363,4 +363,16 @@ def to_sequential(
     return be.to_sequential(plan, **options)
 
 
-__all__ = ["extract", "linear_order", "prune", "remove_node", "replace_node", "to_sequential"]
+from .surgery import (  # noqa: E402 - size-aligned surgery lives in its own package
+    Group,
+    SizeAlignmentError,
+    SizeGroups,
+    channel_scores,
+    prune_channels,
+    size_groups,
+)
+
+__all__ = [
+    "Group", "SizeAlignmentError", "SizeGroups", "channel_scores", "extract", "linear_order", "prune",
+    "prune_channels", "remove_node", "replace_node", "size_groups", "to_sequential",
+]

@@ -1,0 +1,12 @@
+"""Graph surgery that keeps sizes aligned: size groups, pruning, widening, inserting and removing layers.
+
+Everything here is framework-free and re-exported from :mod:`onnxport.edit`.
+"""
+
+from __future__ import annotations
+
+from ._model import SizeAlignmentError
+from .groups import Group, Segment, SizeGroups, size_groups
+from .prune import channel_scores, prune_channels
+
+__all__ = ["Group", "Segment", "SizeAlignmentError", "SizeGroups", "channel_scores", "prune_channels", "size_groups"]
