@@ -155,7 +155,7 @@ NETS = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def onnx_bytes(name: str, fold: bool = True) -> bytes:
     cls, shape = NETS[name]
     torch.manual_seed(0)

@@ -8,7 +8,7 @@ import onnx_ir as ir
 import onnxruntime as ort
 import pytest
 
-from onnxport.edit import SizeAlignmentError, prune_channels, size_groups
+from onnxport.edit import prune_channels, size_groups
 from onnxport.surgery.groups import OUT_ROLES, channel_indices
 
 pytest.importorskip("torch")

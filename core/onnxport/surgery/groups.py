@@ -145,31 +145,44 @@ class SizeGroups:
         """The group of the output channels of ``layer`` (a node name or an output value name)."""
         from ._model import SizeAlignmentError
 
-        graph = self.model.graph
-        value = None
-        nodes = [n for n in graph if n.name == layer]
-        if len(nodes) == 1:
-            value = nodes[0].outputs[0]
-        elif len(nodes) > 1:
-            raise SizeAlignmentError(f"{len(nodes)} nodes are named {layer!r}; name a value instead")
-        else:
-            for n in graph:
-                for v in n.outputs:
-                    if v.name == layer:
-                        value = v
-        if value is None:
-            raise SizeAlignmentError(f"the graph has no node or value named {layer!r}")
+        lay = self.channel_layout(layer)
+        if len(lay) != 1:
+            raise SizeAlignmentError(
+                f"{layer!r} has channels from {len(lay)} groups ({', '.join(self._groups[s.group].name for s in lay)}); "
+                "name one of them")
+        return self._groups[lay[0].group]
+
+    def channel_layout(self, layer: str) -> list[Segment]:
+        """The layout of the output channels of ``layer`` (a node name or an output value name)."""
+        from ._model import SizeAlignmentError
+
+        value = self._find(layer)
+        tracked = self._layouts.get(value, {})
         if value in self._created:
-            return self._groups[self._created[value][1]]
-        tracked = [(a, m.layout) for a, m in self._layouts.get(value, {}).items()]
-        singles = [lay[0].group for _, lay in tracked if len(lay) == 1]
-        if len(tracked) == 1 and len(singles) == 1:
-            return self._groups[singles[0]]
+            axis = self._created[value][0]
+            if axis in tracked:
+                return list(tracked[axis].layout)
+        if len(tracked) == 1:
+            return list(next(iter(tracked.values())).layout)
         what = f"node {label(value.producer())}" if value.producer() else repr(layer)
         raise SizeAlignmentError(
-            f"{what} has no single channel group of its own (tracked axes: "
-            f"{ {a: [s.group for s in lay] for a, lay in tracked} }); name the layer that produces the channels"
+            f"{what} has {len(tracked)} channel axes ({sorted(tracked)}); name the layer that produces the channels"
         )
+
+    def _find(self, layer: str) -> ir.Value:
+        from ._model import SizeAlignmentError
+
+        graph = self.model.graph
+        nodes = [n for n in graph if n.name == layer]
+        if len(nodes) > 1:
+            raise SizeAlignmentError(f"{len(nodes)} nodes are named {layer!r}; name a value instead")
+        if nodes:
+            return nodes[0].outputs[0]
+        for n in graph:
+            for v in n.outputs:
+                if v.name == layer:
+                    return v
+        raise SizeAlignmentError(f"the graph has no node or value named {layer!r}")
 
     def __repr__(self) -> str:
         free = sum(1 for g in self if g.prunable)
@@ -300,7 +313,7 @@ class Analysis:
                 else:
                     new.append(s)
             m.layout[:] = new
-        for v, (axis, x) in list(self.created.items()):
+        for v, (_axis, x) in list(self.created.items()):
             if x == gid:
                 del self.created[v]
         del self.groups[gid]

@@ -56,19 +56,29 @@ def channel_scores(groups: SizeGroups) -> dict[int, np.ndarray]:
 def _resolve_keep(groups: SizeGroups, keep: Mapping[str | int, Sequence[int]]) -> dict[int, np.ndarray]:
     out: dict[int, np.ndarray] = {}
     for key, idx in keep.items():
-        g = groups[key] if isinstance(key, int) else groups.group_of(key)
         k = np.unique(np.asarray(list(idx), dtype=np.int64))
         if len(k) != len(list(idx)):
             raise SizeAlignmentError(f"keep[{key!r}] repeats channel indices")
-        if k.size == 0:
-            raise SizeAlignmentError(f"keep[{key!r}] keeps no channel; at least one must stay")
-        if k[0] < 0 or k[-1] >= g.size:
-            raise SizeAlignmentError(f"keep[{key!r}] has indices outside 0..{g.size - 1} (group {g.name!r})")
-        if g.fixed and k.size != g.size:
-            raise SizeAlignmentError(f"cannot prune {key!r} (group {g.name!r}): {g.fixed}")
-        if g.id in out and not np.array_equal(out[g.id], k):
-            raise SizeAlignmentError(f"keep names group {g.name!r} twice with different indices ({key!r})")
-        out[g.id] = k
+        layout = [Segment(groups[key].id)] if isinstance(key, int) else groups.channel_layout(key)
+        if len(layout) > 1 and any(s.outer != 1 or s.inner != 1 for s in layout):
+            raise SizeAlignmentError(f"keep[{key!r}]: its channels interleave several groups; name their layers")
+        pos = 0
+        for s in layout:  # a Concat output or a divided group: indices split by offset
+            g = groups[s.group]
+            width = g.size
+            part = k[(k >= pos) & (k < pos + width)] - pos
+            if len(layout) == 1 and (k.size and (k[0] < 0 or k[-1] >= g.size)):
+                raise SizeAlignmentError(f"keep[{key!r}] has indices outside 0..{g.size - 1} (group {g.name!r})")
+            pos += width
+            if part.size == 0:
+                raise SizeAlignmentError(f"keep[{key!r}] keeps no channel of group {g.name!r}; at least one must stay")
+            if g.fixed and part.size != g.size:
+                raise SizeAlignmentError(f"cannot prune {key!r} (group {g.name!r}): {g.fixed}")
+            if g.id in out and not np.array_equal(out[g.id], part):
+                raise SizeAlignmentError(f"keep names group {g.name!r} twice with different indices ({key!r})")
+            out[g.id] = part
+        if k.size and (k[0] < 0 or k[-1] >= pos):
+            raise SizeAlignmentError(f"keep[{key!r}] has indices outside 0..{pos - 1}")
     return out
 
 
