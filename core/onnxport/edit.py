@@ -370,9 +370,11 @@ from .surgery import (  # noqa: E402 - size-aligned surgery lives in its own pac
     channel_scores,
     prune_channels,
     size_groups,
+    widen_channels,
 )
 
 __all__ = [
     "Group", "SizeAlignmentError", "SizeGroups", "channel_scores", "extract", "linear_order", "prune",
     "prune_channels", "remove_node", "replace_node", "size_groups", "to_sequential",
+    "widen_channels",
 ]

@@ -152,7 +152,8 @@ def matmul(a: Analysis, node: ir.Node) -> None:
         if rx - 1 in a.tracked(x) or rw - 2 in a.tracked(w):
             la, lb = a.layout_of(x, -1, node), a.layout_of(w, -2, node)
             if la is not None and lb is not None:
-                a.unify(la, lb, node)
+                for seg in a.unify(la, lb, node):  # contracted without a weight to zero or split
+                    a.groups[seg.group].mixes.append(label(node))
         if rw - 1 in a.tracked(w):
             a.set_layout(y, ry - 1, a.tracked(w)[rw - 1])
         if rx - 2 in a.tracked(x):
