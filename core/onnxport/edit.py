@@ -368,13 +368,15 @@ from .surgery import (  # noqa: E402 - size-aligned surgery lives in its own pac
     SizeAlignmentError,
     SizeGroups,
     channel_scores,
+    insert_layer,
     prune_channels,
+    remove_layer,
     size_groups,
     widen_channels,
 )
 
 __all__ = [
-    "Group", "SizeAlignmentError", "SizeGroups", "channel_scores", "extract", "linear_order", "prune",
-    "prune_channels", "remove_node", "replace_node", "size_groups", "to_sequential",
+    "Group", "SizeAlignmentError", "SizeGroups", "channel_scores", "extract", "insert_layer", "linear_order", "prune",
+    "prune_channels", "remove_layer", "remove_node", "replace_node", "size_groups", "to_sequential",
     "widen_channels",
 ]
