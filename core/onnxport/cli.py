@@ -1,4 +1,4 @@
-"""The ``onnxport`` command: info, ops, check, convert, coverage, new-op.
+"""The ``onnxport`` command: info, prune, ops, check, convert, coverage, new-op.
 
 Every error onnxport raises on purpose prints as one line (``onnxport: error: ...``) and exits
 with status 1; usage errors exit with 2 (argparse).
@@ -85,6 +85,28 @@ def cmd_info(args: argparse.Namespace) -> int:
             _out(f"  {b}: lacks {len(ops)} op(s): {', '.join(ops)}")
         except OnnxportError as exc:
             _out(f"  {b}: cannot prepare the model: {str(exc).splitlines()[0]}")
+    if getattr(args, "groups", False):
+        from .edit import size_groups
+
+        _out(str(size_groups(model)))
+    return 0
+
+
+# -- prune -----------------------------------------------------------------------------------------
+def cmd_prune(args: argparse.Namespace) -> int:
+    from . import io as _io
+    from .edit import prune_channels, size_groups
+
+    before = size_groups(args.model)
+    pruned = prune_channels(before.model, fraction=args.fraction, per=args.per)
+    after = {g.name: g.size for g in size_groups(pruned)}
+    _io.save(pruned, args.output)
+    changed = [(g.name, g.size, after.get(g.name, g.size)) for g in before if after.get(g.name, g.size) != g.size]
+    for name, old, new in changed:
+        _out(f"  {name}: {old} -> {new} channels")
+    params = [sum(int(v.const_value.size) for v in m.graph.initializers.values() if v.const_value is not None)
+              for m in (before.model, pruned)]
+    _out(f"pruned {len(changed)} group(s); parameters {params[0]:,} -> {params[1]:,}; wrote {args.output}")
     return 0
 
 
@@ -318,7 +340,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("info", help="opsets, op histogram, parameters, inputs/outputs, backend support")
     s.add_argument("model")
+    s.add_argument("--groups", action="store_true", help="also list the size groups (channels that resize together)")
     s.set_defaults(func=cmd_info)
+
+    s = sub.add_parser("prune", help="remove the lowest-L1 channels, keeping every size group aligned")
+    s.add_argument("model")
+    s.add_argument("--fraction", type=float, required=True, help="fraction of channels to remove, in [0, 1)")
+    s.add_argument("--per", choices=["layer", "global"], default="layer", help="rank channels per group or globally")
+    s.add_argument("--output", "-o", required=True)
+    s.set_defaults(func=cmd_prune)
 
     s = sub.add_parser("ops", help="registered primitives, their versions and source")
     s.add_argument("--backend")
