@@ -98,7 +98,7 @@ def cmd_prune(args: argparse.Namespace) -> int:
     from .edit import prune_channels, size_groups
 
     before = size_groups(args.model)
-    pruned = prune_channels(before.model, fraction=args.fraction, per=args.per)
+    pruned = prune_channels(before.model, fraction=args.fraction, per=args.per, multiple_of=args.multiple_of)
     after = {g.name: g.size for g in size_groups(pruned)}
     _io.save(pruned, args.output)
     changed = [(g.name, g.size, after.get(g.name, g.size)) for g in before if after.get(g.name, g.size) != g.size]
@@ -347,6 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("model")
     s.add_argument("--fraction", type=float, required=True, help="fraction of channels to remove, in [0, 1)")
     s.add_argument("--per", choices=["layer", "global"], default="layer", help="rank channels per group or globally")
+    s.add_argument("--multiple-of", type=int, default=1, help="keep channel counts a multiple of this (e.g. 8)")
     s.add_argument("--output", "-o", required=True)
     s.set_defaults(func=cmd_prune)
 

@@ -157,3 +157,13 @@ def test_accepts_every_model_form(tmp_path) -> None:
         out = prune_channels(form, keep={"conv1": [0, 1, 2]})
         assert isinstance(out, ir.Model)
         assert [n.name for n in out.graph] == ["conv1", "conv2"]
+
+
+def test_multiple_of_rounds_kept_channels_up() -> None:
+    nodes = [helper.make_node("Conv", ["h", "wa"], ["a"], name="conva"),
+             helper.make_node("Relu", ["a"], ["r"], name="relu")]
+    model = conv_chain(nodes, "r", [_w("wa", 6, 6, 1, 1, seed=3)])
+    sizes = {g.name: g.size for g in size_groups(prune_channels(model, fraction=0.7, multiple_of=4))}
+    assert sizes["conv1"] == 4 and sizes["conva"] == 4  # 6 - 4 = 2 kept, rounded up to 4
+    sizes = {g.name: g.size for g in size_groups(prune_channels(model, fraction=0.5, multiple_of=8))}
+    assert sizes["conv1"] == 6  # rounding up reaches the full size: not pruned

@@ -79,20 +79,19 @@ def conv(a: Analysis, node: ir.Node) -> None:
         if lin is not None:
             a.param(w, in_axis, lin, node, "in")
         gid = a.new_group(n_out, name)
-        seg = [Segment(gid)]
-        a.param(w, out_axis, seg, node, "weight")
-        if weight_array(b) is not None:
-            a.param(b, 0, seg, node, "bias")
-        a.set_layout(y, 1, seg)
+        a.set_layout(y, 1, [Segment(gid)])
         a.created[y] = (1, gid)
+        a.param(w, out_axis, a.tracked(y)[1], node, "weight")
+        if weight_array(b) is not None:
+            a.param(b, 0, a.tracked(y)[1], node, "bias")
         return
     cin = a.dims(x)[1] if a.dims(x) else None
-    if lin is not None and warr.shape[1 if not transpose else 1] == 1 and n_out == g == cin:
+    if lin is not None and warr.shape[1] == 1 and n_out == g == cin:
         a.param(w, 0, lin, node, "depthwise")
-        a.add(Member("group", w, 0, list(lin), node))
+        a.add(Member("group", w, 0, list(a.tracked(x)[1]), node))
         if weight_array(b) is not None:
-            a.param(b, 0, lin, node, "bias")
-        a.set_layout(y, 1, lin)
+            a.param(b, 0, a.tracked(x)[1], node, "bias")
+        a.set_layout(y, 1, a.tracked(x)[1])
         return
     reason = f"grouped convolution {label(node)} (group={g}) keeps its channel counts"
     if lin is not None:
@@ -115,15 +114,16 @@ def gemm(a: Analysis, node: ir.Node) -> None:
         a.param(w, 1 if tb else 0, lin, node, "in")
     n = warr.shape[0 if tb else 1]
     gid = a.new_group(n, node.name or label(node))
-    seg = [Segment(gid)]
-    a.param(w, 0 if tb else 1, seg, node, "weight")
+    a.set_layout(y, 1, [Segment(gid)])
+    a.created[y] = (1, gid)
+    a.param(w, 0 if tb else 1, a.tracked(y)[1], node, "weight")
     carr = weight_array(c)
     if carr is not None and carr.ndim >= 1 and carr.shape[-1] == n and n > 1:
-        a.param(c, carr.ndim - 1, seg, node, "bias")
+        a.param(c, carr.ndim - 1, a.tracked(y)[1], node, "bias")
     elif c is not None and carr is None and a.tracked(c):
-        seg = a.unify(seg, a.layout_of(c, -1, node) or seg, node)
-    a.set_layout(y, 1, seg)
-    a.created[y] = (1, gid)
+        lay = a.layout_of(c, -1, node)
+        if lay is not None:
+            a.unify(a.tracked(y)[1], lay, node)
     if not ta and 0 in a.tracked(x):
         a.set_layout(y, 0, a.tracked(x)[0])
 
@@ -141,9 +141,9 @@ def matmul(a: Analysis, node: ir.Node) -> None:
         if lin is not None:
             a.param(w, 0, lin, node, "in")
         gid = a.new_group(warr.shape[1], node.name or label(node))
-        a.param(w, 1, [Segment(gid)], node, "weight")
         a.set_layout(y, ry - 1, [Segment(gid)])
         a.created[y] = (ry - 1, gid)
+        a.param(w, 1, a.tracked(y)[ry - 1], node, "weight")
         for ax, lay in list(a.tracked(x).items()):
             if ax < rx - 1:
                 a.set_layout(y, ax + ry - rx, lay)
@@ -178,9 +178,9 @@ def gather(a: Analysis, node: ir.Node) -> None:
     darr = weight_array(data)
     if darr is not None and darr.ndim == 2 and axis == 0 and weight_array(idx) is None:
         gid = a.new_group(darr.shape[1], node.name or label(node))  # an embedding table
-        a.param(data, 1, [Segment(gid)], node, "weight")
         a.set_layout(y, ri, [Segment(gid)])
         a.created[y] = (ri, gid)
+        a.param(data, 1, a.tracked(y)[ri], node, "weight")
         return
     for ax, lay in list(a.tracked(data).items()):
         if ax == axis:
@@ -205,7 +205,7 @@ def batchnorm(a: Analysis, node: ir.Node) -> None:
             if weight_array(v) is None:
                 a.fix(lin, f"node {label(node)} computes its {role} at run time")
                 continue
-            a.param(v, 0, lin, node, role)
+            a.param(v, 0, a.tracked(x)[1], node, role)
     _pass(a, x, node.outputs[0])
 
 

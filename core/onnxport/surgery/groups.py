@@ -422,12 +422,38 @@ def analyze(model: ir.Model) -> SizeGroups:
 
     a = Analysis(model)
     graph = model.graph
+    _unshare_vectors(graph)
     for node in graph:
         _rules.visit(a, node)
     for out in graph.outputs:
         for layout in a.tracked(out).values():
             a.fix(layout, f"it reaches graph output {out.name!r}")
     return a.result()
+
+
+def _unshare_vectors(graph: ir.Graph) -> None:
+    """Give every reader of a shared 0/1-D initializer its own copy.
+
+    Exporters merge equal constants (zero biases of unrelated layers); tying their layers' sizes
+    for that would be wrong. Shared weights of two or more dimensions stay shared (tied weights).
+    """
+    for name, v in list(graph.initializers.items()):
+        arr = v.const_value
+        if arr is None or len(arr.shape) > 1 or v.is_graph_output() or v.is_graph_input():
+            continue
+        uses = list(v.uses())
+        if len({id(u) for u, _ in uses}) < 2:
+            continue
+        data = arr.numpy()
+        for k, (user, index) in enumerate(uses[1:], start=1):
+            fresh_name, n = f"{name}__{k}", k
+            while fresh_name in graph.initializers:
+                n += 1
+                fresh_name = f"{name}__{n}"
+            fresh = ir.Value(name=fresh_name, shape=ir.Shape(data.shape), type=v.type,
+                             const_value=ir.tensor(data.copy(), name=fresh_name))
+            graph.register_initializer(fresh)
+            user.replace_input_with(index, fresh)
 
 
 def size_groups(model: str | os.PathLike | bytes | onnx.ModelProto | ir.Model) -> SizeGroups:

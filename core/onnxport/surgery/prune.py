@@ -82,13 +82,29 @@ def _resolve_keep(groups: SizeGroups, keep: Mapping[str | int, Sequence[int]]) -
     return out
 
 
-def choose(groups: SizeGroups, fraction: float, per: str = "layer") -> dict[int, np.ndarray]:
+def choose(groups: SizeGroups, fraction: float, per: str = "layer", multiple_of: int = 1) -> dict[int, np.ndarray]:
     """Indices to keep per group when removing ``fraction`` of the channels by L1 score.
 
     ``per="layer"`` removes that fraction of every prunable group; ``per="global"`` removes that
     fraction of all prunable channels, comparing scores normalised by each group's mean. Every
-    group keeps at least one channel; fixed groups are left alone.
+    group keeps at least one channel; fixed groups are left alone. With ``multiple_of=n`` every
+    pruned group keeps a multiple of ``n`` channels (rounded up: fewer are removed).
     """
+    keep = _choose(groups, fraction, per)
+    if multiple_of > 1:
+        scores = channel_scores(groups)
+        for gid, k in list(keep.items()):
+            want = min(groups[gid].size, -(-len(k) // multiple_of) * multiple_of)
+            if want > len(k):
+                back = np.setdiff1d(np.arange(groups[gid].size), k)
+                back = back[np.argsort(-scores[gid][back], kind="stable")][: want - len(k)]
+                keep[gid] = np.sort(np.concatenate([k, back]))
+            if len(keep[gid]) == groups[gid].size:
+                del keep[gid]
+    return keep
+
+
+def _choose(groups: SizeGroups, fraction: float, per: str) -> dict[int, np.ndarray]:
     if not 0 <= fraction < 1:
         raise SizeAlignmentError(f"fraction must be in [0, 1), got {fraction}")
     if per not in ("layer", "global"):
@@ -212,13 +228,15 @@ def prune_channels(
     *,
     fraction: float | None = None,
     per: str = "layer",
+    multiple_of: int = 1,
 ) -> ir.Model:
     """A copy of ``model`` with channels removed, every tensor of their size group sliced alike.
 
     ``keep`` maps a layer (node name, output value name, or group id from :func:`size_groups`)
     to the indices of its output channels to keep. Or give ``fraction``: the channels with the
     lowest L1 score (:func:`channel_scores`) are removed, ``per="layer"`` (that fraction of each
-    group) or ``per="global"``; at least one channel stays per group. Weights, biases, norm
+    group) or ``per="global"``; at least one channel stays per group, and with ``multiple_of=n`` a
+    multiple of ``n`` (fast kernels often want multiples of 8). Weights, biases, norm
     statistics, the consumers' input channels, Concat offsets, Split/Slice ranges and Reshape
     targets follow. Raises :class:`SizeAlignmentError` naming the node for a group that cannot
     change size (it reaches a graph output, a run-time Reshape, a Gather on channels ...).
@@ -227,7 +245,7 @@ def prune_channels(
         raise SizeAlignmentError("give either keep={layer: indices} or fraction=...")
     m = copy_model(model)
     groups = analyze(m)
-    chosen = _resolve_keep(groups, keep) if keep is not None else choose(groups, fraction, per)
+    chosen = _resolve_keep(groups, keep) if keep is not None else choose(groups, fraction, per, multiple_of)
     chosen = {gid: k for gid, k in chosen.items() if len(k) != groups[gid].size}
     apply_keep(m, groups, chosen)
     return finish(m)
