@@ -156,8 +156,15 @@ NETS = {
 
 
 @functools.cache
-def onnx_bytes(name: str, fold: bool = True) -> bytes:
+def onnx_bytes(name: str, fold: bool = True, dynamo: bool = False) -> bytes:
+    """``name``'s export: TorchScript (``fold``: constant folding, so batch norms fold) or dynamo."""
     cls, shape = NETS[name]
     torch.manual_seed(0)
     net = randomize(cls())
-    return export(net, torch.randn(*shape), do_constant_folding=fold)
+    if not dynamo:
+        return export(net, torch.randn(*shape), do_constant_folding=fold)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        program = torch.onnx.export(net, (torch.randn(*shape),), dynamo=True, input_names=["x"],
+                                    output_names=["y"], verbose=False)
+    return program.model_proto.SerializeToString()

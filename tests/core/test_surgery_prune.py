@@ -47,10 +47,14 @@ def kill_channels(model_bytes: bytes, fraction: float = 0.3) -> tuple[ir.Model, 
     return groups.model, keep
 
 
-@pytest.mark.parametrize("fold", [True, False], ids=["folded", "unfolded"])
-@pytest.mark.parametrize("name", sorted(nets.NETS))
-def test_dead_channels_pruned_keep_outputs(name: str, fold: bool) -> None:
-    model, keep = kill_channels(nets.onnx_bytes(name, fold))
+EXPORTS = [(name, fold, False) for name in sorted(nets.NETS) for fold in (True, False)]
+EXPORTS += [("resnet", True, True), ("transformer", True, True)]  # the dynamo exporter's graphs
+
+
+@pytest.mark.parametrize(("name", "fold", "dynamo"), EXPORTS,
+                         ids=[f"{n}-{'dynamo' if d else 'folded' if f else 'unfolded'}" for n, f, d in EXPORTS])
+def test_dead_channels_pruned_keep_outputs(name: str, fold: bool, dynamo: bool) -> None:
+    model, keep = kill_channels(nets.onnx_bytes(name, fold, dynamo))
     assert keep, "every test net has prunable groups"
     before = {g.id: g.size for g in size_groups(model)}
     x = np.random.default_rng(1).standard_normal(SHAPES[name]).astype(np.float32)
