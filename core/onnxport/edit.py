@@ -347,15 +347,18 @@ def to_sequential(
     backend: str = "torch",
     **options: Any,
 ) -> Any:
-    """A linear model as the backend's sequential container (torch: ``nn.Sequential``).
+    """A model as the backend's sequential container (torch: ``nn.Sequential``).
 
     One step per ONNX node, native layers where the backend has them; weights are shared with
-    nothing else. Raises :class:`~onnxport.ModelError` naming the branching node otherwise.
+    nothing else. Blocks whose branches rejoin at one node (residual, concat, multi-branch) become
+    nested containers (torch: ``Residual``/``Parallel``). Raises :class:`~onnxport.ModelError`
+    naming the node where the graph is neither a chain nor such blocks.
     """
     from . import api
+    from .surgery.blocks import block_structure
 
     m = _copy(model)
-    linear_order(m)
+    block_structure(m)
     be = api.get_backend(backend)
     if not hasattr(be, "to_sequential"):
         raise BackendNotFoundError(f"backend {backend!r} does not build sequential containers")
