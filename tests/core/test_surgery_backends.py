@@ -1,16 +1,13 @@
-"""Pruned models import into the installed backends: torch fine-tunes them, JAX runs them."""
+"""Pruned models import into torch and fine-tune (JAX: tests/jax/test_surgery_jax.py)."""
 
 from __future__ import annotations
 
 import numpy as np
-import onnx
 import pytest
-from onnx import helper
 
 import onnxport
 from onnxport.edit import prune_channels, size_groups
 
-from ..conftest import make_model, tensor_info
 from .test_surgery_prune import SHAPES, nets, run
 
 
@@ -38,40 +35,3 @@ def test_pruned_model_fine_tunes_in_torch(name: str) -> None:
     opt.step()
     assert any(not torch.equal(a, p.detach()) for a, p in zip(before, params))
     assert module(torch.from_numpy(x)).square().mean().item() < loss.item()
-
-
-@pytest.mark.parametrize("name", ["densenet", "transformer"])
-def test_pruned_model_runs_in_jax(name: str) -> None:
-    pytest.importorskip("jax")
-    if "jax" not in onnxport.backends():
-        pytest.skip("the jax backend is not installed")
-    pruned = _pruned(name)
-    x = np.random.default_rng(3).standard_normal(SHAPES[name]).astype(np.float32)
-    fn = onnxport.import_model(pruned, backend="jax")
-    np.testing.assert_allclose(np.asarray(fn(x)), run(pruned, x), rtol=1e-4, atol=1e-5)
-
-
-def test_to_sequential_nests_blocks_in_jax() -> None:
-    jax = pytest.importorskip("jax")
-    if "jax" not in onnxport.backends():
-        pytest.skip("the jax backend is not installed")
-    from onnxport_jax.sequential import Identity, Parallel, Residual, Sequential
-
-    model = nets.onnx_bytes("densenet", True)
-    seq = onnxport.to_sequential(model, backend="jax")
-    assert isinstance(seq, Sequential) and sum(isinstance(s, Parallel) for s in seq) == 3
-    assert all(isinstance(s.branches[0], Identity) for s in seq if isinstance(s, Parallel))
-    x = np.random.default_rng(6).standard_normal(SHAPES["densenet"]).astype(np.float32)
-    y = jax.jit(seq.apply)(seq.params, x)
-    np.testing.assert_allclose(np.asarray(y), run(onnx.load_from_string(model), x), rtol=1e-4, atol=1e-5)
-    grads = jax.grad(lambda p: seq.apply(p, x).sum())(seq.params)
-    assert jax.tree_util.tree_structure(grads) == jax.tree_util.tree_structure(seq.params)
-
-    nodes = [helper.make_node("Relu", ["x"], ["a"], name="relu"),
-             helper.make_node("Sigmoid", ["a"], ["b"], name="sig"),
-             helper.make_node("Add", ["a", "b"], ["y"], name="residual")]
-    small = make_model(nodes, [tensor_info("x", [2])], [tensor_info("y", [2])])
-    seq = onnxport.to_sequential(small, backend="jax")
-    assert isinstance(seq[1], Residual) and isinstance(seq[1].shortcut, Identity)
-    v = np.array([-1.0, 2.0], np.float32)
-    np.testing.assert_allclose(np.asarray(seq(v)), np.maximum(v, 0) + 1 / (1 + np.exp(-np.maximum(v, 0))), rtol=1e-6)
