@@ -385,6 +385,8 @@ class Analysis:
         if src is not None:  # a Transpose/Identity view of a constant: edit the constant
             value, amap = src
             axis = amap[axis % len(amap)]
+            if axis is None:  # an axis of size 1 the view inserted: nothing to slice
+                return
         dims = self.dims(value)
         axis %= len(dims)
         key = (value, axis)
