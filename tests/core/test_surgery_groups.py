@@ -167,3 +167,25 @@ def test_multiple_of_rounds_kept_channels_up() -> None:
     assert sizes["conv1"] == 4 and sizes["conva"] == 4  # 6 - 4 = 2 kept, rounded up to 4
     sizes = {g.name: g.size for g in size_groups(prune_channels(model, fraction=0.5, multiple_of=8))}
     assert sizes["conv1"] == 6  # rounding up reaches the full size: not pruned
+
+
+def test_conv_transpose_instance_norm_prelu_depthwise() -> None:
+    from .test_surgery_prune import kill_channels
+
+    nodes = [helper.make_node("ConvTranspose", ["x", "wt", "bt"], ["t"], name="up", strides=[2, 2]),
+             helper.make_node("InstanceNormalization", ["t", "s", "b"], ["n"], name="inorm"),
+             helper.make_node("PRelu", ["n", "slope"], ["p"], name="prelu"),
+             helper.make_node("Conv", ["p", "wd"], ["d"], name="dw", group=6, pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["d", "w2"], ["y"], name="conv2")]
+    inits = [_w("wt", 3, 6, 2, 2), _w("bt", 6), _w("s", 6), _w("b", 6), _w("slope", 6, 1, 1),
+             _w("wd", 6, 1, 3, 3), _w("w2", 4, 6, 1, 1)]
+    model = make_model(nodes, [tensor_info("x", [1, 3, 4, 4])], [tensor_info("y", None)], inits, opset=17)
+    groups = size_groups(model)
+    assert groups["up"] is groups["dw"] and groups["up"].size == 6
+    killed, keep = kill_channels(model.SerializeToString(), 0.5)
+    x = np.random.default_rng(0).standard_normal((1, 3, 4, 4)).astype(np.float32)
+    pruned = prune_channels(killed, keep=keep)
+    np.testing.assert_allclose(run(pruned, x), run(killed, x), rtol=1e-4, atol=1e-5)
+    shapes = {k: v.const_value.shape for k, v in pruned.graph.initializers.items()}
+    assert shapes["wt"] == (3, 3, 2, 2) and shapes["slope"] == (3, 1, 1) and shapes["wd"] == (3, 1, 3, 3)
+    assert [n for n in pruned.graph if n.name == "dw"][0].attributes["group"].value == 3
