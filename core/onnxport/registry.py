@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import pkgutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from . import spec as _spec
@@ -160,6 +160,7 @@ class Registry:
         self._imports: dict[str, dict[tuple[str, str, int], ImportPrimitive]] = {}
         self._exports: dict[str, dict[str, ExportPrimitive]] = {}
         self._adapters: dict[tuple[str, str, int], Adapter] = {}
+        self._expected: dict[str, dict[str, tuple[str, str]]] = {}  # backend -> key -> (reason, source)
         self.plugins: list[str] = []
 
     # -- registration --------------------------------------------------------------------
@@ -226,6 +227,24 @@ class Registry:
             raise RegistryError(f"duplicate adapter for {op_type} from version {from_version}")
         to_version = vs[vs.index(from_version) + 1] if from_version != vs[-1] else from_version
         self._adapters[key] = Adapter(domain, op_type, from_version, to_version, fn, _source(fn))
+
+    def add_expected_failures(self, backend: str, failures: Mapping[str, str], *, source: str) -> None:
+        """A plugin's reviewed expected failures for cases of ``backend``: exact case key -> reason.
+
+        ``source`` names the list (the plugin module: ``__name__``). The testkit treats these like
+        the backend's own list: a listed case must fail, with the reason shown.
+        """
+        table = self._expected.setdefault(backend, {})
+        for key, reason in failures.items():
+            if key in table:
+                raise RegistryError(
+                    f"expected failure {key!r} for backend {backend!r} is listed twice: by {table[key][1]} and {source}"
+                )
+            table[key] = (reason, source)
+
+    def expected_failures(self, backend: str) -> dict[str, tuple[str, str]]:
+        """The expected failures plugins declared for ``backend``: key -> (reason, source)."""
+        return dict(self._expected.get(backend, {}))
 
     def discover(self, package: str, *, backend: str) -> int:
         """Import every module under ``package`` and register the primitives marked in them.

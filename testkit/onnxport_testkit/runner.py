@@ -48,9 +48,20 @@ def failure_key(case: str, variant: str | None = None) -> str:
     return f"{case}[{variant}]" if variant else case
 
 
+def failure_table(backend: Any) -> dict[str, str]:
+    """A backend's reviewed expected failures, with those plugins declared for it (exact key -> reason)."""
+    table: dict[str, str] = dict(getattr(backend, "expected_failures", {}) or {})
+    name = getattr(backend, "name", None)
+    if isinstance(name, str):
+        import onnxport
+
+        table.update({k: reason for k, (reason, _) in onnxport.registry().expected_failures(name).items()})
+    return table
+
+
 def expected_failure(backend: Any, case: str, variant: str | None = None) -> str | None:
     """The reviewed reason this case (or variant) is expected to fail in ``backend``, if listed."""
-    table: dict[str, str] = getattr(backend, "expected_failures", {}) or {}
+    table = failure_table(backend)
     if variant and failure_key(case, variant) in table:
         return table[failure_key(case, variant)]
     return table.get(case)
@@ -102,7 +113,7 @@ def check(backend_name: str, name: str, variant: str | None, fn: Callable[[], No
             raise
         raise AssertionError(f"{name}: {type(exc).__name__}: {exc}") from exc
     if reason is not None:
-        key = failure_key(name, variant) if variant and failure_key(name, variant) in backend.expected_failures else name
+        key = failure_key(name, variant) if variant and failure_key(name, variant) in failure_table(backend) else name
         pytest.fail(f"{key} passes but is listed as an expected failure ({reason!r}): remove it from the list")
 
 
