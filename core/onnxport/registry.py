@@ -35,6 +35,12 @@ class Sample:
 
     ``fn`` is a framework callable (module or function), ``args`` its example inputs and
     ``emits`` the ONNX op types the exported graph must contain.
+
+    The exported graph runs in onnxruntime, unless it emits custom-domain ops onnxruntime lacks:
+    ``reference`` gives their numpy implementations (``{"com.example::Op": fn(*inputs, **attrs)}``,
+    or one function when the graph has one custom op type) and onnx.reference runs the graph with
+    them; ``runner="import"`` imports the graph back into the backend (its own import primitives,
+    a plugin's included) and runs that. Either way the outputs are compared with the framework's.
     """
 
     fn: Any
@@ -44,6 +50,14 @@ class Sample:
     rtol: float = 1e-4
     atol: float = 1e-5
     name: str = ""
+    reference: Callable[..., Any] | Mapping[str, Callable[..., Any]] | None = None
+    runner: str = "onnxruntime"
+
+    def __post_init__(self) -> None:
+        if self.runner not in ("onnxruntime", "import"):
+            raise RegistryError(f"Sample runner {self.runner!r}: use 'onnxruntime' or 'import'")
+        if self.reference is not None and self.runner != "onnxruntime":
+            raise RegistryError("a Sample takes reference= (numpy custom ops) or runner='import', not both")
 
 
 @dataclasses.dataclass(frozen=True)
