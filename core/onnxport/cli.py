@@ -169,10 +169,10 @@ def cmd_convert(args: argparse.Namespace) -> int:
 def cmd_coverage(args: argparse.Namespace) -> int:
     from . import coverage as _cov
 
-    report = args.report or os.environ.get(REPORT_ENV) or DEFAULT_REPORT
+    reports = args.report or [os.environ.get(REPORT_ENV) or DEFAULT_REPORT]
     fmt = args.format or _format_from_path(args.output)
     opsets = [args.opset] if args.opset is not None and fmt != "md" else None
-    cov = _cov.from_report(report, opsets)
+    cov = _cov.from_reports(reports, opsets)
     text = _cov.render(cov, fmt, args.opset)
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
@@ -300,10 +300,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--opset", type=int, help="opset of the exported model")
     s.set_defaults(func=cmd_convert)
 
-    s = sub.add_parser("coverage", help="op x backend x direction coverage from a testkit report")
+    s = sub.add_parser("coverage", help="op x opset x backend x direction coverage from testkit reports")
     s.add_argument("--opset", type=int, help="the opset to show (md: the op table; json/html: only this opset)")
     s.add_argument("--format", choices=["md", "html", "json"], help="default: from --output's suffix, else md")
-    s.add_argument("--report", help=f"testkit JSON report (pytest --onnxport-report); default ${REPORT_ENV} or {DEFAULT_REPORT}")
+    s.add_argument("--report", action="append",
+                   help="a testkit JSON report (pytest --onnxport-report), or a folder of testkit*.json; repeat "
+                        f"to merge the runs of several backends into one page; default ${REPORT_ENV} or {DEFAULT_REPORT}")
     s.add_argument("--output", "-o", help="write here instead of stdout")
     s.set_defaults(func=cmd_coverage)
 
