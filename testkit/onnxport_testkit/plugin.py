@@ -91,8 +91,8 @@ def _selection(config: pytest.Config):
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection(session: pytest.Session) -> None:
-    """A filter that selects nothing stops the run before anything is collected."""
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A filter that selects nothing stops the run before anything is collected (or xdist starts)."""
     from .selection import SelectionError
 
     sel = _selection(session.config)
