@@ -217,3 +217,32 @@ def test_package_filter(fake_env: pytest.Pytester) -> None:
     result = run(fake_env, "--onnxport-package", "onnxport_nothing")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--onnxport-package onnxport_nothing selects nothing*"])
+
+
+def test_custom_ops_run_with_their_numpy_reference() -> None:
+    import numpy as np
+    from onnx import helper
+
+    from onnxport import RegistryError, Sample
+    from onnxport_testkit.reference import run_with_custom_ops
+
+    nodes = [helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("ScaledTanh", ["r"], ["s"], domain="com.example", alpha=2.0),
+             helper.make_node("Shift", ["s"], ["y"], domain="com.other", by=1.5)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", 1, [4])],
+                              [helper.make_tensor_value_info("y", 1, [4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.example", 1),
+                                                    helper.make_opsetid("com.other", 1)])
+    x = np.array([-1.0, 0.0, 0.5, 2.0], np.float32)
+    table = {"com.example::ScaledTanh": lambda v, alpha=1.0: alpha * np.tanh(v),
+             "com.other::Shift": lambda v, by=0.0: v + np.float32(by)}
+    (y,) = run_with_custom_ops(model, [x], table)
+    np.testing.assert_allclose(y, 2.0 * np.tanh(np.maximum(x, 0)) + 1.5, rtol=1e-6)
+    with pytest.raises(AssertionError, match=r"custom ops \['com.other::Shift'\] that the sample's reference"):
+        run_with_custom_ops(model, [x], {"com.example::ScaledTanh": table["com.example::ScaledTanh"]})
+    with pytest.raises(AssertionError, match="2 custom op types"):
+        run_with_custom_ops(model, [x], table["com.other::Shift"])
+    with pytest.raises(RegistryError, match="runner 'ort'"):
+        Sample(None, (), runner="ort")
+    with pytest.raises(RegistryError, match="not both"):
+        Sample(None, (), reference=np.tanh, runner="import")
