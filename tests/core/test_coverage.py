@@ -266,3 +266,15 @@ def test_html_dashboard_in_a_real_browser(tmp_path, browser) -> None:
     statuses = [v[1][1] for v in rows().values()]
     order = [coverage.STATUSES.index(s) for s in statuses]
     assert order == sorted(order) and statuses[0] == "tested-passing"
+
+
+def test_format2_filtered_report_shows_not_run() -> None:
+    """A report written before the testkit recorded its selection: the filter terms decide."""
+    old = report(RESULTS)
+    old["filters"] = {"ops": ["Relu", "t.relu"], "backends": ["demo"]}
+    cov = coverage.build(old, [21])
+    at = cov.opsets[21].cells
+    assert at[("Relu", "demo", "import")].status == "tested-passing"
+    assert at[("Add", "demo", "import")].status == "failing"  # it has results: they count
+    assert at[("Abs", "demo", "import")].status == "not-run"  # registered, not selected, no results
+    assert at[("Relu", "demo", "export")].status == "tested-passing"
