@@ -688,6 +688,11 @@ class JaxBackend(Backend):
     def import_model(self, plan: ImportPlan, **options: Any) -> JaxModel:
         return import_plan(plan, **options)
 
+    def to_sequential(self, plan: ImportPlan, **options: Any) -> Any:
+        from .sequential import to_sequential
+
+        return to_sequential(plan, **options)
+
     def run(self, model: JaxModel, inputs: list[Any]) -> list[Any]:
         """Run on numpy inputs, jitted where the graph allows; outputs as numpy (testkit, CLI).
 
