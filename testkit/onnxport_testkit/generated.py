@@ -134,7 +134,7 @@ def test_onnxport_backend_contract(onnxport_backend) -> None:
         assert exp.handles(object()) is False, "handles() claims a plain object"
 
 
-def test_onnxport_backend_layout() -> None:
+def test_onnxport_backend_layout(onnxport_layout) -> None:
     """Meta: an op implemented by several installed backends lives in files of the same name."""
     import onnxport
 

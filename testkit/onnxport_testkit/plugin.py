@@ -30,7 +30,8 @@ _SELECTION = pytest.StashKey["Selection"]()
 #: the one parameter of a generated test that has no case in this run: deselected, not skipped
 _NOTHING = ("onnxport: nothing selected",)
 _FIXTURES = ("onnx_node_case", "onnx_node_variant", "onnx_random_case", "onnx_import_case", "onnx_export_sample",
-             "onnx_roundtrip", "onnxport_primitive", "onnxport_hook", "onnxport_failure_list", "onnxport_backend")
+             "onnx_roundtrip", "onnxport_primitive", "onnxport_hook", "onnxport_failure_list", "onnxport_backend",
+             "onnxport_layout")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -254,6 +255,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:  # noqa: C901 - on
         _parametrize(metafunc, "onnxport_failure_list", _failure_lists(reg, _backends(config), sel))
     if "onnxport_backend" in names:
         _parametrize(metafunc, "onnxport_backend", [] if sel.active else _backends(config))
+    if "onnxport_layout" in names:
+        _parametrize(metafunc, "onnxport_layout", [] if sel.active else ["installed"])
 
 
 # -- results ---------------------------------------------------------------------------------
