@@ -74,3 +74,18 @@ def test_input_model_is_not_changed() -> None:
     snapshot = ir.serde.serialize_model(model).SerializeToString()
     prune_channels(model, keep=keep)
     assert ir.serde.serialize_model(model).SerializeToString() == snapshot
+
+
+def test_head_dim_is_pruned_in_every_head_of_q_and_k() -> None:
+    model = nets.onnx_bytes("transformer", True)
+    groups = size_groups(model)
+    head = groups["/q/MatMul"]
+    assert head is groups["/k/MatMul"] and head.size == 8  # q.k contracts the head dim: one group
+    assert groups["/v/MatMul"] is not head
+    pruned = prune_channels(model, keep={"/q/MatMul": [0, 1, 2, 3, 4]})
+    q_weight = [n.inputs[1] for n in pruned.graph if n.name == "/q/MatMul"][0]
+    assert tuple(q_weight.shape) == (16, 10)  # 2 heads x 5
+    targets = [n.inputs[1].const_value.numpy().tolist() for n in pruned.graph if n.op_type == "Reshape"]
+    assert [2, 6, 2, 5] in targets and [2, 6, 2, 8] in targets  # q, k split; v keeps its 8
+    x = np.random.default_rng(1).standard_normal(SHAPES["transformer"]).astype(np.float32)
+    assert run(pruned, x).shape == (2, 6, 16)
