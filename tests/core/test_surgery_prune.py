@@ -9,6 +9,7 @@ import onnxruntime as ort
 import pytest
 
 from onnxport.edit import prune_channels, size_groups
+from onnxport.surgery._model import const_array
 from onnxport.surgery.groups import OUT_ROLES, channel_indices
 
 pytest.importorskip("torch")
@@ -85,7 +86,11 @@ def test_head_dim_is_pruned_in_every_head_of_q_and_k() -> None:
     pruned = prune_channels(model, keep={"/q/MatMul": [0, 1, 2, 3, 4]})
     q_weight = [n.inputs[1] for n in pruned.graph if n.name == "/q/MatMul"][0]
     assert tuple(q_weight.shape) == (16, 10)  # 2 heads x 5
-    targets = [n.inputs[1].const_value.numpy().tolist() for n in pruned.graph if n.op_type == "Reshape"]
+    targets = [const_array(n.inputs[1]).tolist() for n in pruned.graph if n.op_type == "Reshape"]
     assert [2, 6, 2, 5] in targets and [2, 6, 2, 8] in targets  # q, k split; v keeps its 8
     x = np.random.default_rng(1).standard_normal(SHAPES["transformer"]).astype(np.float32)
     assert run(pruned, x).shape == (2, 6, 16)
+    original = onnx.load_from_string(model)
+    assert [n.name for n in pruned.graph] == [n.name for n in original.graph.node]  # nothing renamed or lost
+    assert {o for n in original.graph.node for o in n.output} == {
+        v.name for n in pruned.graph for v in n.outputs}
