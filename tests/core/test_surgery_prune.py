@@ -94,3 +94,12 @@ def test_head_dim_is_pruned_in_every_head_of_q_and_k() -> None:
     assert [n.name for n in pruned.graph] == [n.name for n in original.graph.node]  # nothing renamed or lost
     assert {o for n in original.graph.node for o in n.output} == {
         v.name for n in pruned.graph for v in n.outputs}
+
+
+def test_reshape_target_concatenated_from_run_time_dims_follows() -> None:
+    model, keep = kill_channels(nets.dynamic_transformer())  # Reshape(t, Concat(b, s, 2, 8))
+    groups = size_groups(model)
+    assert groups["/q/MatMul"].prunable and groups["/q/MatMul"].size == 8
+    x = np.random.default_rng(2).standard_normal((3, 5, 16)).astype(np.float32)  # not the export's sizes
+    pruned = prune_channels(model, keep=keep)
+    np.testing.assert_allclose(run(pruned, x), run(model, x), rtol=1e-4, atol=1e-5)
