@@ -34,7 +34,7 @@ def get_backend(name: str) -> Any:
 def _fresh_model(model: str | os.PathLike | bytes | onnx.ModelProto | ir.Model) -> ir.Model:
     if isinstance(model, ir.Model):
         # adaptation rewrites nodes: work on a copy, the caller's model stays as it was
-        return _io.load(ir.serde.serialize_model(model))
+        return _io.load(ir.serde.serialize_model(model), base_dir=_io.external_base_dir(model))
     return _io.load(model)
 
 

@@ -11,6 +11,7 @@ import onnx
 import onnx_ir as ir
 from google.protobuf.message import DecodeError
 
+from . import validate as _validate
 from .errors import ModelError, UnsafeModelError
 
 ModelLike = "str | os.PathLike | bytes | onnx.ModelProto | ir.Model"
@@ -45,30 +46,47 @@ def _all_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
             yield from _attr_tensors(node.attribute)
 
 
+_MAX_NAME = 4096
+
+
 def check_external_data(model: onnx.ModelProto, base_dir: str | os.PathLike | None) -> None:
-    """Refuse external data that points outside the model's folder, or that is missing."""
+    """Refuse external data that points outside the model's folder, or that is missing or short."""
     root = Path(base_dir).resolve() if base_dir is not None else None
     for tensor in _all_tensors(model):
         if tensor.data_location != onnx.TensorProto.EXTERNAL:
             continue
         info = {e.key: e.value for e in tensor.external_data}
         location = info.get("location", "")
-        what = f"external data of tensor {tensor.name!r} (location {location!r})"
+        what = f"external data of tensor {tensor.name!r} (location {location[:200]!r})"
         if root is None:
             raise UnsafeModelError(
                 f"{what}: the model was given as bytes/proto, so there is no folder to read "
                 "external data from; load it from its path instead"
             )
+        if "\x00" in location:
+            raise UnsafeModelError(f"{what}: the location holds a null byte")
+        if len(location) > _MAX_NAME or any(len(p) > 255 for p in Path(location).parts):
+            raise UnsafeModelError(f"{what}: the location is longer than a file name may be")
         if not location or os.path.isabs(location) or Path(location).drive:
             raise UnsafeModelError(f"{what}: absolute or empty locations are refused")
         if ".." in Path(location).parts:
             raise UnsafeModelError(f"{what}: locations with '..' are refused")
-        target = (root / location).resolve()
+        try:
+            target = (root / location).resolve(strict=True)
+            st = target.stat()
+        except RuntimeError as exc:  # a symlink loop on Python < 3.13
+            raise UnsafeModelError(f"{what}: {exc}") from exc
+        except OSError as exc:
+            raise ModelError(f"{what}: cannot open {location[:200]!r} in {str(root)!r} (it does not exist or is unreadable): "
+                             f"{exc.strerror or type(exc).__name__}") from exc
         if root != target and root not in target.parents:
             raise UnsafeModelError(f"{what}: resolves outside the model's folder {str(root)!r}")
         if not target.is_file():
-            raise ModelError(f"{what}: file {str(target)!r} does not exist")
-        size = target.stat().st_size
+            raise ModelError(f"{what}: {str(target)!r} is not a regular file")
+        if st.st_nlink > 1:
+            raise UnsafeModelError(f"{what}: the file has {st.st_nlink} hard links; it may be a file from "
+                                   "outside the model's folder")
+        size = st.st_size
         try:
             offset = int(info.get("offset", 0) or 0)
             length = int(info["length"]) if "length" in info else size - offset
@@ -78,6 +96,25 @@ def check_external_data(model: onnx.ModelProto, base_dir: str | os.PathLike | No
             raise ModelError(
                 f"{what}: offset {offset} + length {length} exceeds the file's {size} bytes"
             )
+        need = _validate.tensor_nbytes(tensor)
+        if length != need:
+            raise ModelError(f"{what}: {length} bytes, the tensor's type and shape need {need}")
+
+
+def external_base_dir(model: ir.Model) -> str | None:
+    """The one folder the external tensors of an IR model read from (``None`` if they have none)."""
+    dirs = set()
+    for graph in (model.graph, *(f.graph for f in model.functions.values())):
+        for node in ir.traversal.RecursiveGraphIterator(graph):
+            for attr in node.attributes.values():
+                if attr.type == ir.AttributeType.TENSOR and isinstance(attr.value, ir.ExternalTensor):
+                    dirs.add(str(attr.value.base_dir))
+        for v in graph.initializers.values():
+            if isinstance(v.const_value, ir.ExternalTensor):
+                dirs.add(str(v.const_value.base_dir))
+    if len(dirs) > 1:
+        raise UnsafeModelError(f"the model's external data lies in several folders: {sorted(dirs)}")
+    return dirs.pop() if dirs else None
 
 
 def _parse(data: bytes, origin: str) -> onnx.ModelProto:
@@ -114,6 +151,7 @@ def load_proto(source, base_dir: str | os.PathLike | None = None) -> tuple[onnx.
         base_dir = path.resolve().parent if base_dir is None else base_dir
     else:
         raise ModelError(f"cannot load a model from {type(source).__name__}")
+    _validate.check_model(proto)
     check_external_data(proto, base_dir)
     return proto, (str(base_dir) if base_dir is not None else None)
 

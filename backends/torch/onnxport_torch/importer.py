@@ -17,6 +17,7 @@ from torch import nn
 from onnxport.driver import NO_FOLD_OPS, SETTING_INPUTS, ImportPlan, is_weight_use, iter_graphs
 from onnxport.errors import ConversionError, InputError, OnnxportError
 from onnxport.inputs import bind_inputs, check_shape
+from onnxport.safety import folded_elements
 
 from . import dtypes
 from .context import Mode, NodeContext
@@ -25,6 +26,7 @@ from .exporter import ExportSupport
 #: running statistics are buffers in torch (BatchNorm updates them itself), never Parameters
 _SETTING_INPUTS = SETTING_INPUTS | {("BatchNormalization", 3), ("BatchNormalization", 4)}
 _FOLD_LIMIT = 1 << 26  # elements; larger folded constants stay runtime computations
+_MAX_OUTPUT_BYTES = 1 << 40  # an output past this (an expanded view) cannot become a numpy array
 _MODULE_ATTRS = set(dir(nn.Module)) | {"graph", "code", "meta", "forward"}
 
 
@@ -248,6 +250,12 @@ class OnnxModule(fx.GraphModule):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not torch.compiler.is_compiling() and not torch.jit.is_tracing():
             args = self._check_inputs(args, kwargs)
+            try:
+                return super().__call__(*args)
+            except OnnxportError:
+                raise
+            except Exception as exc:
+                raise _call_failure(self, args, exc) from exc
         elif kwargs:
             args = self._check_inputs(args, kwargs)
         return super().__call__(*args)
@@ -302,6 +310,9 @@ class _State:
         self.registered: dict[ir.Value, str] = {}
         self.kinds: dict[ir.Value, str] = {}
         self.paths: set[str] = set()
+        #: every proper dotted prefix of a path in ``paths`` (modules that hold them)
+        self._prefixes: set[str] = set()
+        self._next: dict[str, int] = {}
         self.weights: dict[str, str] = {}
         self.modules: dict[str, nn.Module] = {}
         self.options = options
@@ -311,11 +322,15 @@ class _State:
     def unique_path(self, wanted: str) -> str:
         parts = [_part(p) for p in wanted.split(".")] if wanted else ["_"]
         path = ".".join(parts)
-        base, k = path, 1
-        while path in self.paths or any(p.startswith(path + ".") for p in self.paths) or self._prefix_taken(path):
+        base, k = path, self._next.get(path, 1)
+        while path in self.paths or path in self._prefixes or self._prefix_taken(path):
             path = f"{base}_{k}"
             k += 1
         self.paths.add(path)
+        if path != base:
+            self._next[base] = k
+        parts = path.split(".")
+        self._prefixes.update(".".join(parts[:i]) for i in range(1, len(parts)))
         return path
 
     def _prefix_taken(self, path: str) -> bool:
@@ -452,7 +467,17 @@ class _GraphBuilder:
                 continue
             if v not in self.state.static or v in self.state.trainable:
                 return False
-        return True
+        static = self.state.static
+        try:
+            size = folded_elements(
+                node.op_type,
+                [tuple(static[v].shape) if v is not None else None for v in node.inputs],
+                lambda i: static[node.inputs[i]].detach().cpu().numpy(),
+            )
+        except (IndexError, KeyError, TypeError, ValueError, OverflowError):
+            size = None
+        # size-growing ops are checked before computing: a huge result stays a runtime computation
+        return size is None or size <= _FOLD_LIMIT
 
     def _shape_program_node(self, node: ir.Node) -> bool:
         """Whether ``node`` depends only on runtime shapes and constants (see ``ShapeProgram``)."""
@@ -689,6 +714,37 @@ def _linear(ctx: NodeContext, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor)
     return torch.nn.functional.linear(x, w.t(), b)
 
 
+class _Locate(fx.Interpreter):
+    """Re-runs a failed call node by node to find the ONNX node that fails."""
+
+    failed: fx.Node | None = None
+
+    def run_node(self, n: fx.Node) -> Any:
+        try:
+            return super().run_node(n)
+        except Exception:
+            if self.failed is None:
+                self.failed = n
+            raise
+
+
+def _call_failure(module: OnnxModule, args: tuple, exc: Exception) -> ConversionError:
+    """A framework error at call time, as a ConversionError naming the ONNX node where it happened."""
+    locate = _Locate(module)
+    try:
+        with torch.no_grad():
+            locate.run(*args)
+    except Exception:  # noqa: BLE001 - the same failure again: we only want where it happened
+        pass
+    n = locate.failed
+    if n is not None and "onnx_node" in n.meta:
+        domain, op = n.meta.get("onnx_op", ("", "?"))
+        where = f"node {n.meta['onnx_node'] or '<unnamed>'!r} ({domain or 'ai.onnx'}::{op})"
+    else:
+        where = f"fx node {n.name!r}" if n is not None else "the model"
+    return ConversionError(f"running {where} failed: {type(exc).__name__}: {exc}")
+
+
 def _annotate(fx_node: fx.Node, node: ir.Node) -> None:
     """Keep the ONNX node's identity on the fx node (name, op, metadata such as scopes)."""
     fx_node.meta["onnx_node"] = node.name
@@ -824,7 +880,17 @@ class TorchBackend(ExportSupport):
             out = module(*args)
         outs = list(out) if isinstance(out, tuple) else [out]
         kinds = getattr(module, "_onnx_info", {}).get("output_dtypes") or [None] * len(outs)
-        return [_to_py(o, k) for o, k in zip(outs, kinds)]
+        names = getattr(module, "_onnx_info", {}).get("outputs") or [str(i) for i in range(len(outs))]
+        result = []
+        for o, k, name in zip(outs, kinds, names):
+            if isinstance(o, torch.Tensor) and o.numel() * o.element_size() > _MAX_OUTPUT_BYTES:
+                raise ConversionError(f"output {name!r} has shape {tuple(o.shape)}: "
+                                      f"{o.numel() * o.element_size()} bytes do not fit in memory")
+            try:
+                result.append(_to_py(o, k))
+            except (MemoryError, ValueError, RuntimeError) as exc:
+                raise ConversionError(f"output {name!r} cannot be read as numpy: {exc}") from exc
+        return result
 
 
 def _to_py(o: Any, onnx_dtype: Any = None) -> Any:
