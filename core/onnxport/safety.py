@@ -3,13 +3,39 @@
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from .errors import ConversionError
+
 #: folded results larger than this many elements stay runtime computations
 FOLD_ELEMENTS = 1 << 26
+#: ops whose output may be far larger than their inputs: sized before they run
+GROWING_OPS = frozenset({"ConstantOfShape", "Tile", "Expand", "Pad", "Range", "Resize", "Upsample"})
+
+
+def budget_elements() -> int:
+    """The most elements one computed tensor may have: ``ONNXPORT_MAX_ELEMENTS``, else memory / 4."""
+    env = os.environ.get("ONNXPORT_MAX_ELEMENTS")
+    if env:
+        return int(env)
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4
+    except (ValueError, OSError, AttributeError):
+        return 1 << 32
+
+
+def check_budget(elements: int, label: str) -> None:
+    """Raise :class:`ConversionError` when a result of ``elements`` would not fit in memory."""
+    limit = budget_elements()
+    if elements > limit:
+        raise ConversionError(
+            f"node {label} would create a tensor of {elements} elements, more than the "
+            f"{limit} that fit in memory (ONNXPORT_MAX_ELEMENTS)"
+        )
 
 
 def _ints(a: Any) -> list[int] | None:

@@ -173,7 +173,16 @@ def _check_opsets(model: onnx.ModelProto) -> None:
             )
 
 
+def _check_text(node: onnx.NodeProto, where: str) -> None:
+    """Names and op types are text: a field that is not valid UTF-8 comes back as bytes."""
+    fields = [node.op_type, node.domain, node.name, *node.input, *node.output, *(a.name for a in node.attribute)]
+    if any(not isinstance(f, str) for f in fields):
+        bad = next(f for f in fields if not isinstance(f, str))
+        raise ModelError(f"a node in {where} has a name, op type or domain that is not valid UTF-8: {bad[:80]!r}")
+
+
 def _check_attributes(node: onnx.NodeProto, opsets: dict[str, int], in_function: bool, where: str) -> None:
+    _check_text(node, where)
     label = f"node {node.name or '<unnamed>'!r} ({node.domain or 'ai.onnx'}::{node.op_type}) in {where}"
     names = [a.name for a in node.attribute]
     dupes = sorted({n for n in names if names.count(n) > 1})
@@ -190,6 +199,15 @@ def _check_attributes(node: onnx.NodeProto, opsets: dict[str, int], in_function:
         schema = onnx.defs.get_schema(node.op_type, opsets[domain], domain)
     except onnx.defs.SchemaError:
         return
+    n_in = len(node.input)
+    while n_in and not node.input[n_in - 1]:
+        n_in -= 1  # trailing empty names are omitted optional inputs
+    if not schema.min_input <= n_in <= schema.max_input:
+        raise ModelError(f"{label} has {n_in} inputs; {node.op_type}-{schema.since_version} takes "
+                         f"{schema.min_input} to {schema.max_input}")
+    if not schema.min_output <= len(node.output) <= schema.max_output:
+        raise ModelError(f"{label} has {len(node.output)} outputs; {node.op_type}-{schema.since_version} "
+                         f"gives {schema.min_output} to {schema.max_output}")
     for attr in node.attribute:
         if attr.ref_attr_name:
             continue
@@ -243,6 +261,9 @@ def _check_graph(graph: onnx.GraphProto, opsets: dict[str, int], where: str, in_
                  outer: set[str]) -> None:
     inputs = [v.name for v in graph.input]
     inits = [t.name for t in graph.initializer] + [sp.values.name for sp in graph.sparse_initializer]
+    for n in (*inputs, *inits, *(v.name for v in graph.output), *(v.name for v in graph.value_info)):
+        if not isinstance(n, str):
+            raise ModelError(f"{where}: a value name is not valid UTF-8: {n[:80]!r}")
     for kind, names in (("graph input", inputs), ("initializer", inits)):
         seen: set[str] = set()
         for n in names:
@@ -338,12 +359,53 @@ def normalize_domains(model: onnx.ModelProto) -> None:
             graphs.extend(_subgraphs(n))
 
 
+#: a sparse initializer is made dense at load; past this many bytes it is refused instead
+SPARSE_DENSE_BYTES = 1 << 30
+
+
+def densify_sparse(graph: onnx.GraphProto) -> None:
+    """Replace the graph's sparse initializers by dense ones (as onnxruntime does), indices checked."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    for sp in list(graph.sparse_initializer):
+        name = sp.values.name
+        what = f"sparse initializer {name!r} (dims {list(sp.dims)})"
+        if any(d < 0 for d in sp.dims):
+            raise ModelError(f"{what}: negative dimension")
+        numel = math.prod(sp.dims)
+        if numel * _bits(sp.values.data_type) / 8 > SPARSE_DENSE_BYTES:
+            raise ModelError(f"{what}: {numel} elements dense are more than onnxport makes of a sparse tensor")
+        try:
+            values = numpy_helper.to_array(sp.values).reshape(-1)
+            indices = numpy_helper.to_array(sp.indices).astype(np.int64)
+        except Exception as exc:  # noqa: BLE001 - checked tensors that numpy still cannot read
+            raise ModelError(f"{what}: unreadable values or indices: {exc}") from exc
+        if indices.ndim == 2 and indices.shape[1] == len(sp.dims) and len(sp.dims):
+            if np.any(indices < 0) or np.any(indices >= np.array(sp.dims)):
+                raise ModelError(f"{what}: an index lies outside the shape")
+            indices = np.ravel_multi_index(indices.T, tuple(sp.dims)) if indices.size else indices.reshape(-1)
+        elif indices.ndim != 1:
+            raise ModelError(f"{what}: indices of shape {list(indices.shape)}; expected [nnz] or [nnz, rank]")
+        if indices.shape[0] != values.shape[0]:
+            raise ModelError(f"{what}: {indices.shape[0]} indices for {values.shape[0]} values")
+        if indices.size and (indices.min() < 0 or indices.max() >= numel):
+            raise ModelError(f"{what}: an index lies outside the shape")
+        dense = np.zeros(numel, dtype=values.dtype)
+        dense[indices] = values
+        tensor = numpy_helper.from_array(dense.reshape(tuple(sp.dims)), name)
+        tensor.data_type = sp.values.data_type
+        graph.initializer.append(tensor)
+        graph.sparse_initializer.remove(sp)
+
+
 def check_model(model: onnx.ModelProto) -> None:
     """Refuse malformed tensors, duplicate names, ill-typed attributes, bad opsets and recursion."""
     _check_opsets(model)
     normalize_domains(model)
     for tensor, where in all_tensors(model):
         check_tensor(tensor, where)
+    densify_sparse(model.graph)
     opsets = {imp.domain: imp.version for imp in model.opset_import}
     _check_graph(model.graph, opsets, f"graph {model.graph.name!r}", False, set())
     _check_functions(model, opsets)

@@ -17,7 +17,7 @@ from torch import nn
 from onnxport.driver import NO_FOLD_OPS, SETTING_INPUTS, ImportPlan, is_weight_use, iter_graphs
 from onnxport.errors import ConversionError, InputError, OnnxportError
 from onnxport.inputs import bind_inputs, check_shape
-from onnxport.safety import folded_elements
+from onnxport.safety import GROWING_OPS, check_budget, folded_elements
 
 from . import dtypes
 from .context import Mode, NodeContext
@@ -27,12 +27,13 @@ from .exporter import ExportSupport
 _SETTING_INPUTS = SETTING_INPUTS | {("BatchNormalization", 3), ("BatchNormalization", 4)}
 _FOLD_LIMIT = 1 << 26  # elements; larger folded constants stay runtime computations
 _MAX_OUTPUT_BYTES = 1 << 40  # an output past this (an expanded view) cannot become a numpy array
-_MODULE_ATTRS = set(dir(nn.Module)) | {"graph", "code", "meta", "forward"}
+_MODULE_ATTRS = set(dir(nn.Module)) | set(vars(nn.Module())) | {"graph", "code", "meta", "forward", "self"}
 
 
 def _part(name: str) -> str:
+    """A safe name part for a name from the file: only [0-9a-zA-Z_], never a keyword or a Module attribute."""
     s = re.sub(r"[^0-9a-zA-Z_]", "_", name) or "_"
-    if s in _MODULE_ATTRS or keyword.iskeyword(s) or s.startswith("_onnx"):
+    if s in _MODULE_ATTRS or keyword.iskeyword(s) or keyword.issoftkeyword(s) or s.startswith("_onnx"):
         s += "_"
     return s
 
@@ -52,6 +53,8 @@ class NodeFn:
     def __call__(self, *args: Any) -> Any:
         if self.subgraphs:
             return self._call_with_subgraphs(args)
+        if self.ctx.op_type in GROWING_OPS:
+            self._check_size(args)
         try:
             return self._bound(*args)
         except OnnxportError:
@@ -68,6 +71,19 @@ class NodeFn:
         # bound once (C-level partial): no per-call dict expansion in Python
         self._attrs = attrs
         self._bound = functools.partial(self.fn, self.ctx, **attrs)
+
+    def _check_size(self, args: tuple) -> None:
+        """Refuse, before allocating, a result larger than the memory budget."""
+        try:
+            size = folded_elements(
+                self.ctx.op_type,
+                [tuple(a.shape) if isinstance(a, torch.Tensor) else None for a in args],
+                lambda i: args[i].detach().cpu().numpy(),
+            )
+        except (IndexError, TypeError, ValueError, OverflowError, AttributeError):
+            return
+        if size is not None:
+            check_budget(size, self.ctx.label)
 
     def _failure(self, exc: Exception) -> ConversionError:
         return ConversionError(
@@ -448,10 +464,20 @@ class _GraphBuilder:
 
     # -- building -----------------------------------------------------------------------
     def build(self, formal_inputs: list[ir.Value], captures: list[ir.Value]) -> list[fx.Node]:
+        taken: set[str] = set()
+
+        def unique(name: str) -> str:  # two file names may sanitize alike ("a.b", "a_b")
+            name = "v" + name if name[0].isdigit() else name  # an argument name is an identifier
+            base, k = name, 1
+            while name in taken:
+                name, k = f"{base}_{k}", k + 1
+            taken.add(name)
+            return name
+
         for i, inp in enumerate(formal_inputs):
-            self.env[inp] = self.fx.placeholder(_part(inp.name or f"input_{i}"))
+            self.env[inp] = self.fx.placeholder(unique(_part(inp.name or f"input_{i}")))
         for i, cap in enumerate(captures):
-            self._cap_nodes[cap] = self.fx.placeholder(_part(f"outer_{cap.name or i}"))
+            self._cap_nodes[cap] = self.fx.placeholder(unique(_part(f"outer_{cap.name or i}")))
         self.captures = list(captures)
         for node in self.graph:
             self._node(node)
@@ -823,8 +849,11 @@ def import_plan(plan: ImportPlan, **options: Any) -> OnnxModule:
             state.trainable.add(v)
     outs = builder.build(list(graph.inputs), [])
     builder.fx.output(outs[0] if len(outs) == 1 else tuple(outs))
+    specs = [_input_spec(v) for v in graph.inputs]
+    for spec, v in zip(specs, graph.inputs):
+        spec["arg"] = builder.env[v].target  # the sanitized, unique argument name of forward()
     info = {
-        "inputs": [_input_spec(v) for v in graph.inputs],
+        "inputs": specs,
         "outputs": [v.name for v in graph.outputs],
         "output_dtypes": [v.dtype for v in graph.outputs],
         "weights": dict(state.weights),
