@@ -151,6 +151,9 @@ def load_proto(source, base_dir: str | os.PathLike | None = None) -> tuple[onnx.
         base_dir = path.resolve().parent if base_dir is None else base_dir
     else:
         raise ModelError(f"cannot load a model from {type(source).__name__}")
+    if source is proto and _validate.needs_rewrite(proto):
+        proto = onnx.ModelProto()
+        proto.CopyFrom(source)  # the caller's proto stays as it was
     _validate.check_model(proto)
     check_external_data(proto, base_dir)
     return proto, (str(base_dir) if base_dir is not None else None)
@@ -179,8 +182,75 @@ def load(source, *, base_dir: str | os.PathLike | None = None) -> ir.Model:
     return model
 
 
-def save(model: ir.Model, path: str | os.PathLike, *, external_data: str | None = None) -> None:
-    """Save a model; with ``external_data`` (a file name beside ``path``) weights go there."""
+#: past this many bytes of tensors, ``save`` writes external data (protobuf stops at 2 GB)
+EXTERNAL_DATA_BYTES = 2**31 - 2**26
+
+
+def _tensor_bytes(model: ir.Model) -> int:
+    """Bytes of every initializer and tensor attribute, in all graphs, subgraphs and functions."""
+    graphs = [model.graph, *(f.graph for f in model.functions.values())]
+    total = 0
+    while graphs:
+        g = graphs.pop()
+        total += sum(v.const_value.nbytes for v in g.initializers.values() if v.const_value is not None)
+        for node in g:
+            for attr in node.attributes.values():
+                if attr.type == ir.AttributeType.TENSOR:
+                    total += attr.value.nbytes
+                elif attr.type == ir.AttributeType.GRAPH:
+                    graphs.append(attr.value)
+                elif attr.type == ir.AttributeType.GRAPHS:
+                    graphs.extend(attr.value)
+    return total
+
+
+def save(
+    model: ir.Model,
+    path: str | os.PathLike,
+    *,
+    external_data: str | bool | None = None,
+    progress: bool | None = None,
+) -> None:
+    """Save a model; weights go to external data beside ``path`` when asked or when past 2 GB.
+
+    :param external_data: a file name beside ``path`` (relative location), ``True`` for
+        ``<model file name>.data``, ``False`` to never write external data, ``None`` (default)
+        for external data only when the tensors pass protobuf's 2 GB limit.
+    :param progress: show a progress bar (default: on a terminal, for saves of 1 GB or more).
+    """
     if isinstance(model, onnx.ModelProto):
         model = ir.serde.deserialize_model(model)
-    ir.save(model, path, external_data=external_data)
+    path = Path(path)
+    size = _tensor_bytes(model)
+    if external_data is None:
+        external_data = size > EXTERNAL_DATA_BYTES
+    if external_data is True:
+        external_data = path.name + ".data"
+    if external_data is False:
+        if size > EXTERNAL_DATA_BYTES:
+            raise ModelError(f"{size} bytes of tensors do not fit in one protobuf file (2 GB); "
+                             "save with external_data=True")
+        external_data = None
+    elif Path(external_data).is_absolute() or ".." in Path(external_data).parts:
+        raise ModelError(f"external_data={str(external_data)!r} must be a file name beside the model")
+    callback = None
+    bar = None
+    if progress or (progress is None and size >= 2**30 and _on_terminal()):
+        from tqdm import tqdm
+
+        bar = tqdm(total=size, unit="B", unit_scale=True, desc=f"saving {path.name}")
+
+        def callback(tensor, info) -> None:
+            bar.update(tensor.nbytes)
+
+    try:
+        ir.save(model, path, external_data=external_data, callback=callback if external_data else None)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _on_terminal() -> bool:
+    import sys
+
+    return bool(getattr(sys.stderr, "isatty", lambda: False)()) and not os.environ.get("TQDM_DISABLE")

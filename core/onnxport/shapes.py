@@ -22,7 +22,7 @@ _INLINE_BYTES = 1000
 #: a declared dimension past this turns data propagation off (it would materialize such shapes)
 _DATA_PROP_DIM = 1 << 24
 _CONTRADICTION = re.compile(r"(differs from existing|Inferred shape and existing shape differ|"
-                            r"existing elem type|type mismatch)", re.IGNORECASE)
+                            r"existing elem type|type mismatch|has inconsistent type)", re.IGNORECASE)
 
 
 def _graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:

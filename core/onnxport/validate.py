@@ -399,6 +399,20 @@ def densify_sparse(graph: onnx.GraphProto) -> None:
         graph.sparse_initializer.remove(sp)
 
 
+def needs_rewrite(model: onnx.ModelProto) -> bool:
+    """Whether :func:`check_model` will change the proto (sparse initializers, ``"ai.onnx"`` domains)."""
+    if model.graph.sparse_initializer or any(i.domain == "ai.onnx" for i in model.opset_import):
+        return True
+    graphs = [model.graph]
+    nodes = [n for f in model.functions for n in f.node]
+    while graphs:
+        g = graphs.pop()
+        nodes.extend(g.node)
+        for n in g.node:
+            graphs.extend(_subgraphs(n))
+    return any(n.domain == "ai.onnx" for n in nodes)
+
+
 def check_model(model: onnx.ModelProto) -> None:
     """Refuse malformed tensors, duplicate names, ill-typed attributes, bad opsets and recursion."""
     _check_opsets(model)
@@ -409,3 +423,25 @@ def check_model(model: onnx.ModelProto) -> None:
     opsets = {imp.domain: imp.version for imp in model.opset_import}
     _check_graph(model.graph, opsets, f"graph {model.graph.name!r}", False, set())
     _check_functions(model, opsets)
+
+
+#: subgraphs nested deeper than this are refused before any recursive pass walks them
+MAX_NESTING = 64
+
+
+def check_ir_nesting(model) -> None:
+    """Refuse an ``onnx_ir.Model`` whose subgraphs nest deeper than :data:`MAX_NESTING` (checked without recursion)."""
+    import onnx_ir as ir
+
+    stack = [(model.graph, 0), *((f.graph, 0) for f in model.functions.values())]
+    while stack:
+        graph, depth = stack.pop()
+        if depth > MAX_NESTING:
+            raise ModelError(f"subgraphs nest more than {MAX_NESTING} levels deep (graph {graph.name!r}); "
+                             "onnxport refuses such models")
+        for node in graph:
+            for attr in node.attributes.values():
+                if attr.type == ir.AttributeType.GRAPH:
+                    stack.append((attr.value, depth + 1))
+                elif attr.type == ir.AttributeType.GRAPHS:
+                    stack.extend((g, depth + 1) for g in attr.value)

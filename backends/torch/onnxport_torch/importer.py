@@ -651,7 +651,14 @@ class _GraphBuilder:
             return
 
         if self.parent is None and st.use_modules and prim.builder is not None:
-            built = prim.builder(ctx, **attrs)
+            try:
+                built = prim.builder(ctx, **attrs)
+            except OnnxportError:
+                raise
+            except Exception as exc:  # the weights' shapes do not fit the op: the node is named
+                raise ConversionError(
+                    f"node {ctx.label} (opset {ctx.opset}): cannot build its layer: {type(exc).__name__}: {exc}"
+                ) from exc
             if built is not None:
                 module, runtime = built
                 path = st.unique_path(self._module_path(node, module))
