@@ -107,6 +107,18 @@ def _merge(model: ir.Model, inferred: onnx.ModelProto) -> None:
                 v.dtype = got.dtype
 
 
+def _forget_declared(model: ir.Model, proto: onnx.ModelProto) -> None:
+    for g in _graphs(proto.graph):
+        del g.value_info[:]
+    for g in _ir_graphs(model.graph):
+        outputs = set(g.outputs)
+        for node in g:
+            for v in node.outputs:
+                if v not in outputs:
+                    v.type = None
+                    v.shape = None
+
+
 def infer_shapes(model: ir.Model, strict: bool = True) -> None:
     """Fill in dtypes and shapes; refuse (``strict``) or warn about declared types the graph contradicts."""
     try:
@@ -122,7 +134,8 @@ def infer_shapes(model: ir.Model, strict: bool = True) -> None:
             text = f"the model declares a type the graph contradicts: {message.strip()[:600]}"
             if strict:
                 raise ModelError(text + " (import with strict=False to load it anyway)") from exc
-            warnings.warn(text, stacklevel=3)
+            warnings.warn(text + "; the declared types of intermediate values are ignored", stacklevel=3)
+            _forget_declared(model, proto)  # what the graph computes wins: no value is cast to a lie
         try:
             inferred = onnx.shape_inference.infer_shapes(proto, check_type=False, strict_mode=False,
                                                          data_prop=data_prop)
