@@ -845,6 +845,8 @@ def import_plan(plan: ImportPlan, **options: Any) -> OnnxModule:
                 t = dtypes.tensor_from_ir(v.const_value)
             except OnnxportError as exc:
                 raise ConversionError(f"initializer {v.name!r}: {exc}") from exc
+            if isinstance(v.const_value, ir.ExternalTensor):
+                v.const_value.release()  # unmap the file's pages now that torch holds a copy (peak memory)
             state.static[v] = t
             state.from_init.add(v)
     builder = _GraphBuilder(state, graph)
