@@ -96,7 +96,7 @@ def _merge(model: ir.Model, inferred: onnx.ModelProto) -> None:
                 if v.name:
                     values.setdefault(v.name, v)
     for g in _graphs(inferred.graph):
-        for vi in (*g.value_info, *g.output):
+        for vi in (*g.input, *g.value_info, *g.output):
             v = values.get(vi.name)
             if v is None or not vi.type.HasField("tensor_type"):
                 continue
