@@ -23,6 +23,7 @@ from onnxport.inputs import bind_inputs, check_shape
 
 from . import dtypes, layout
 from .context import CALL, CallState, DataDependentError, Mode, NodeContext, is_static
+from .exporter import ExportSupport
 
 _FOLD_LIMIT = 1 << 28  # elements; larger folded constants stay runtime computations
 #: folded constants of at least this many elements that feed runtime nodes are passed to the
@@ -675,8 +676,9 @@ def import_plan(plan: ImportPlan, **options: Any) -> JaxModel:
                     consts, const_values, builder.random, None if seed is None else int(seed))
 
 
-class JaxBackend:
-    """The JAX backend: ONNX -> :class:`JaxModel` (params pytree + pure apply)."""
+class JaxBackend(ExportSupport):
+    """The JAX backend: ONNX -> :class:`JaxModel` (params pytree + pure apply); JAX functions and
+    Flax modules -> ONNX (:class:`~onnxport_jax.exporter.ExportSupport`)."""
 
     name = "jax"
 
