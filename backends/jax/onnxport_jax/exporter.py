@@ -188,7 +188,7 @@ class JaxGraph(Builder):
         perm, flip = list(perm), list(flip)
         if perm == list(range(len(perm))) and not flip:
             return w
-        if w.is_initializer() and w.const_value is not None and w.name in self._initializers:
+        if w.const_value is not None and self._initializers.get(w.name) is w:
             key = ("layout", id(w), tuple(perm), tuple(flip))
             root = self if self.parent is None else self.parent
             while root.parent is not None:
