@@ -30,10 +30,6 @@ from onnxport.errors import ConversionError, InputError, UnsupportedOpError
 
 from . import dtypes
 
-#: The opset written when none is asked for, and the oldest one the exporter supports.
-DEFAULT_OPSET = 18
-MIN_OPSET = 13
-
 #: JAX primitives that carry PRNG keys: refused unless the key is a constant the trace folded
 RANDOM_PRIMITIVES = {"random_seed", "random_bits", "random_wrap", "random_unwrap", "random_split",
                      "random_fold_in", "threefry2x32"}
@@ -475,12 +471,8 @@ def export_model(
     example_inputs: Any = (),
     *,
     params: Any = None,
-    opset: int | None = None,
     dynamic_shapes: Any = None,
-    input_names: Sequence[str] | None = None,
-    output_names: Sequence[str] | None = None,
-    optimize: bool = True,
-    functions: bool = False,
+    **options: Any,
 ) -> ir.Model:
     """Export a JAX function or Flax NNX module to an ONNX IR model.
 
@@ -490,25 +482,25 @@ def export_model(
     :param example_inputs: an array or a tuple of positional input arrays.
     :param params: the pytree ``obj`` takes first; its leaves become initializers named by their
         key paths (``params.Dense_0.kernel``, ``layers.0.kernel``).
-    :param opset: the default-domain opset, :data:`MIN_OPSET` to the newest onnx knows
-        (default :data:`DEFAULT_OPSET`).
     :param dynamic_shapes: one dict per input from axis to a name (``({0: "batch"},)``): traced
         with ``jax.export`` symbolic dims, written as ONNX ``dim_param``s.
-    :param input_names: graph input names (default ``input_0`` ...); ``output_names`` likewise.
-    :param optimize: fold constants and drop no-ops (weights keep their names and values).
-    :param functions: accepted for the common export options; nested ``jit`` calls are inlined.
+    :param options: the common export options (:class:`onnxport.export.ExportOptions`: ``opset``,
+        ``optimize``, ``fold_batchnorm``, ``input_names``, ``output_names``; ``functions`` is
+        accepted, nested ``jit`` calls are inlined). Graph inputs are ``input_0`` ... unless named;
+        an imported JaxModel keeps its ONNX input and output names.
     """
-    from onnxport import spec as _spec
+    from onnxport import export as _export
     from onnxport.plugins import registry
 
-    opset = DEFAULT_OPSET if opset is None else int(opset)
-    if not MIN_OPSET <= opset <= _spec.latest_opset():
-        raise ConversionError(f"opset {opset} is outside the supported range {MIN_OPSET}..{_spec.latest_opset()}")
+    opts = _export.ExportOptions.from_kwargs(options)
+    if options:
+        raise InputError(f"unknown export options for the jax backend: {sorted(options)}")
+    opset = _export.choose_opset(opts.opset)
     from .importer import JaxModel
 
     if isinstance(obj, JaxModel):
-        input_names = input_names or obj.input_names
-        output_names = output_names or obj.output_names
+        opts.input_names = opts.input_names or obj.input_names
+        opts.output_names = opts.output_names or obj.output_names
     fn, params, takes = _as_function(obj, params)
     closed, names, n_params = trace(obj, example_inputs, params=params, dynamic_shapes=dynamic_shapes)
     reg = registry()
@@ -532,8 +524,7 @@ def export_model(
     specs = list(dynamic_shapes or []) + [None] * len(args)
     for i, var in enumerate(invars[n_params:]):
         dt, shape = conv.aval_type(var.aval)
-        name = input_names[i] if input_names and i < len(input_names) else f"input_{i}"
-        v = g.input(name, dt, shape)
+        v = g.input(f"input_{i}", dt, shape)
         values.append(v)
         for axis, label in (specs[i] or {}).items():
             label = getattr(label, "__name__", label)
@@ -541,27 +532,15 @@ def export_model(
     del dim_index
     outs = conv.run(g, closed, values)
     for i, v in enumerate(outs):
-        name = output_names[i] if output_names and i < len(output_names) else f"output_{i}"
-        g.output(v, name)
+        g.output(v, f"output_{i}")
     for out, var in zip(g.outputs, closed.jaxpr.outvars):
         conv.annotate(out, var.aval)
     model = g.model(producer="onnxport-jax")
-    _finish(model, optimize=optimize, foldable=conv.constant_names)
-    model.meta["onnxport.jax.targets"] = sorted(conv.used_targets)
-    return model
+    if opts.optimize:  # channels-last layers: move their Transposes down so that pairs cancel
+        from onnxport.transposes import push_transposes
 
-
-def _finish(model: ir.Model, *, optimize: bool, foldable: set[str]) -> None:
-    """Optimize, down-convert and check the opset (until the core's pipeline takes this)."""
-    from onnxport.build import check_opset
-    from onnxport_opsets.down import downgrade
-
-    if optimize:
-        from onnxport.optimize import optimize as _optimize
-
-        _optimize(model, foldable=foldable)
-    downgrade(model)
-    check_opset(model)
+        push_transposes(model)
+    return _export.finish(model, opts, backend="jax", foldable=conv.constant_names, targets=conv.used_targets)
 
 
 # -- testkit support ----------------------------------------------------------------------------
