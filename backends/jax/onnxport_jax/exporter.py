@@ -65,6 +65,7 @@ class SymDim:
 
     def __init__(self, g: Builder, value: ir.Value):
         self.g, self.value = g, value
+        value.dtype, value.shape = ir.DataType.INT64, ir.Shape([1])
 
     def _v(self, other: Any) -> ir.Value:
         if isinstance(other, SymDim):
@@ -138,6 +139,12 @@ class JaxGraph(Builder):
         if v.shape is None:
             raise self.error(f"the rank of value {v.name!r} is unknown")
         return len(v.shape)
+
+    def const(self, value: Any, dtype: ir.DataType | None = None) -> ir.Value:
+        """A Constant node; a float64 array stays float64 (JAX with x64 on)."""
+        if dtype is None and isinstance(value, (np.ndarray, np.generic)) and value.dtype == np.float64:
+            dtype = ir.DataType.DOUBLE
+        return super().const(value, dtype)
 
     def scalar(self, value: Any, dtype: ir.DataType) -> ir.Value:
         """A 0-d constant of ``dtype``."""
@@ -447,10 +454,14 @@ def trace(obj: Any, example_inputs: Any = (), *, params: Any = None, dynamic_sha
 def check_supported(closed: Any, registry: Any) -> None:
     """Raise one error listing every primitive of the jaxpr (subjaxprs included) without an export primitive."""
     missing: dict[str, int] = {}
+    keys = [v for v in closed.jaxpr.invars if jax.dtypes.issubdtype(v.aval.dtype, jax.dtypes.prng_key)]
     for eqn in _iter_eqns(closed.jaxpr):
         name = target_name(eqn.primitive)
-        if eqn.primitive.name in RANDOM_PRIMITIVES:
-            continue  # refused with its own message when reached
+        if eqn.primitive.name in RANDOM_PRIMITIVES or keys:
+            raise UnsupportedOpError(
+                f"{name}: random number generation (PRNG keys) is not exported; only random values "
+                "that are constants of the function can be (draw them outside and pass them in as "
+                "inputs or closed-over arrays)")
         if registry.find_export("jax", name) is None:
             missing[name] = missing.get(name, 0) + 1
     if missing:
@@ -548,8 +559,25 @@ class ExportSupport:
     """The JAX backend's export side as the testkit calls it."""
 
     def export_model(self, obj: Any, example_inputs: Any = (), **options: Any) -> ir.Model:
+        """:func:`export_model`; ``symbolic_batch=True`` (the testkit's samples) first tries dim 0
+        of every input with more than one row symbolic (inputs with the same size share the
+        name), and exports with static shapes where the function cannot be traced that way."""
         options.pop("example_kwargs", None)
+        if options.pop("symbolic_batch", False) and options.get("dynamic_shapes") is None:
+            args = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
+            specs = tuple({0: f"n{np.shape(a)[0]}"} if np.ndim(a) and np.shape(a)[0] > 1 else None for a in args)
+            if any(s is not None for s in specs):
+                try:
+                    return export_model(obj, example_inputs, dynamic_shapes=specs, **options)
+                except Exception:  # noqa: BLE001 - shape-specialized code: the static export below
+                    pass
         return export_model(obj, example_inputs, **options)
+
+    @staticmethod
+    def prepare_export_sample(sample: Any) -> tuple[Any, dict[str, Any]]:
+        """Samples are exported with a symbolic dim 0 where they allow it (see :meth:`export_model`),
+        so the testkit also runs them at a larger batch."""
+        return sample, {"symbolic_batch": True}
 
     @staticmethod
     def from_numpy(a: np.ndarray) -> Any:

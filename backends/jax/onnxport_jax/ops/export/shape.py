@@ -44,6 +44,16 @@ def reshape(g, x, *dyn, new_sizes, dimensions=None, **_):
     return g.op("Reshape", x, g.shape(new_sizes))
 
 
+@exporter("lax.dim_as_value", samples=[
+    Sample(lambda x: x * x.shape[0], (randn(3, 4),), emits=("Shape",), name="symbolic")])
+def dim_as_value(g, *, dim, **_):
+    """A symbolic size as a 0-d value (its static value when the dim is static)."""
+    size = g.dim(dim)
+    if isinstance(size, int):
+        return g.scalar(size, g.out_dtype())
+    return g.cast(g.op("Squeeze", size, g.const(np.asarray([0], dtype=np.int64))), g.out_dtype())
+
+
 @exporter("lax.squeeze", samples=[Sample(lambda x: jnp.squeeze(x, (0, 2)), (randn(1, 3, 1, 4),), emits=("Squeeze",))])
 def squeeze(g, x, *, dimensions):
     return g.op("Squeeze", x, g.const(np.asarray(dimensions, dtype=np.int64)))
