@@ -105,7 +105,8 @@ def _rewrite_elementwise(graph: ir.Graph, node: ir.Node, taken: set[str]) -> boo
     out = node.outputs[0]
     moved = ir.Node(node.domain, node.op_type, ins, attributes=list(node.attributes.values()), name=node.name)
     moved.outputs[0].name = _fresh(taken, f"{out.name}_nchw")
-    moved.outputs[0].dtype = out.dtype
+    if out.dtype is not None:
+        moved.outputs[0].dtype = out.dtype
     if out.shape is not None and len(out.shape) == rank:
         moved.outputs[0].shape = ir.Shape([out.shape[inv[j]] for j in range(rank)])
     back = ir.Node("", "Transpose", [moved.outputs[0]], attributes=[ir.AttrInt64s("perm", perm)],
@@ -134,7 +135,8 @@ def _rewrite_reduction(graph: ir.Graph, node: ir.Node, taken: set[str]) -> bool:
     moved = ir.Node(node.domain, node.op_type, [x, target, *node.inputs[2:]], attributes=attrs, name=node.name)
     out = node.outputs[0]
     moved.outputs[0].name = _fresh(taken, f"{out.name}_nchw")
-    moved.outputs[0].dtype = out.dtype
+    if out.dtype is not None:
+        moved.outputs[0].dtype = out.dtype
     if keepdims:
         order = perm  # the reduced dims stay (size 1): the same permutation brings them back
     else:
@@ -159,12 +161,14 @@ def _rewrite_reduction(graph: ir.Graph, node: ir.Node, taken: set[str]) -> bool:
 def _take_over(graph: ir.Graph, old: ir.Value, new: ir.Value) -> None:
     """``new`` replaces ``old`` everywhere, and takes its name, type and graph-output place."""
     name, dtype, shape = old.name, old.dtype, old.shape
-    ir.convenience.replace_all_uses_with(old, new)
     for i, o in enumerate(graph.outputs):
         if o is old:
             graph.outputs[i] = new
+    ir.convenience.replace_all_uses_with(old, new)
     old.name = None
-    new.name, new.dtype = name, dtype
+    new.name = name
+    if dtype is not None:
+        new.dtype = dtype
     if new.shape is None:
         new.shape = shape
 

@@ -279,3 +279,29 @@ def test_export_of_import_keeps_names():
     assert {i.name for i in again.graph.initializer if i.dims and len(i.dims) == 2} == {"layers.0.kernel", "layers.1.kernel"}
     assert [i.name for i in again.graph.input] == [i.name for i in first.graph.input]
     np.testing.assert_allclose(_ort(again, x)[0], np.asarray(m(x)), rtol=RTOL, atol=ATOL)
+
+
+def test_import_with_x64_off_accepts_32_bit_form_of_64_bit_inputs():
+    """JAX with x64 off makes every int64 array int32: an imported model takes it (widened exactly,
+    computed in the model's own 64-bit scope); with x64 on the exact type is still required."""
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    graph = h.make_graph(
+        [h.make_node("Gather", ["E", "ids"], ["y"], axis=0), h.make_node("Add", ["ids", "one"], ["z"])], "g",
+        [h.make_tensor_value_info("ids", T.INT64, [2, 3])],
+        [h.make_tensor_value_info("y", T.FLOAT, [2, 3, 4]), h.make_tensor_value_info("z", T.INT64, [2, 3])],
+        [onnx.numpy_helper.from_array(np.arange(40, dtype=np.float32).reshape(10, 4), "E"),
+         onnx.numpy_helper.from_array(np.asarray(1, np.int64), "one")])
+    model = onnxport.import_model(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]), backend="jax")
+    ids = np.asarray([[1, 2, 3], [4, 5, 9]])
+    assert not jax.config.jax_enable_x64
+    y, z = model(jnp.asarray(ids))  # int32: what jnp.asarray makes of int64 with x64 off
+    np.testing.assert_array_equal(np.asarray(y), np.arange(40, dtype=np.float32).reshape(10, 4)[ids])
+    np.testing.assert_array_equal(np.asarray(z), ids + 1)
+    y2, _ = model.jit()(model.params, jnp.asarray(ids))
+    np.testing.assert_array_equal(np.asarray(y2), np.asarray(y))
+    from onnxport.errors import InputError
+
+    with jax.enable_x64(True), pytest.raises(InputError, match="int64"):
+        model(jnp.asarray(ids, dtype=jnp.int32))

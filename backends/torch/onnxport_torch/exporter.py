@@ -66,7 +66,7 @@ __all__ = [
 
 # -- dynamic shapes -------------------------------------------------------------------------------
 def named_dims(dynamic_shapes: Any) -> Any:
-    """``dynamic_shapes`` with dim names given as strings (``{0: "batch"}``) turned into ``Dim``\ s
+    """``dynamic_shapes`` with dim names given as strings (``{0: "batch"}``) turned into ``Dim`` objects
     (one ``Dim`` per name, so inputs naming the same dim share it)."""
     dims: dict[str, Any] = {}
 

@@ -101,14 +101,16 @@ def pow_(g, a, b):
 
 
 @exporter("lax.max", samples=[Sample(jnp.maximum, (_A, _B), emits=("Max",)),
-                              Sample(lambda x: jnp.maximum(x, 0.0), (_A,), emits=("Max",), name="scalar")])
+                              Sample(lambda x: jnp.maximum(x, 0.0), (_A,), emits=("Max",), name="scalar"),
+                              Sample(jnp.maximum, (_A > 0, _B > 0), emits=("Or",), name="bool")])
 def max_(g, a, b):
-    return g.op("Max", a, b)
+    return g.op("Or" if g.out_dtype() == ir.DataType.BOOL else "Max", a, b)
 
 
-@exporter("lax.min", samples=[Sample(jnp.minimum, (_A, _B), emits=("Min",))])
+@exporter("lax.min", samples=[Sample(jnp.minimum, (_A, _B), emits=("Min",)),
+                              Sample(jnp.minimum, (_A > 0, _B > 0), emits=("And",), name="bool")])
 def min_(g, a, b):
-    return g.op("Min", a, b)
+    return g.op("And" if g.out_dtype() == ir.DataType.BOOL else "Min", a, b)
 
 
 @exporter("lax.atan2", samples=[Sample(jnp.arctan2, (_A, _B), emits=("Atan", "Where"))])

@@ -24,7 +24,9 @@ def convert_element_type(g, x, *, new_dtype, **_):
 
 @exporter("lax.copy", samples=[Sample(lambda x: jnp.array(x, copy=True) * 2, (_X,), emits=("Mul",))])
 @exporter("lax.copy_p", samples=[Sample(lambda x: lax.copy_p.bind(x) * 2, (_X,), emits=("Mul",))])
-@exporter("lax.stop_gradient", samples=[Sample(lambda x: lax.stop_gradient(x) * 2, (_X,), emits=("Mul",))])
+@exporter("lax.stop_gradient", samples=[Sample(lambda x: lax.stop_gradient(x) * 2, (_X,), emits=("Mul",)),
+                                        Sample(lambda x: jax.nn.logsumexp(x, axis=-1), (_X,), emits=("ReduceSum", "Log"),
+                                               name="logsumexp")])
 @exporter("lax.reduce_precision", samples=[
     Sample(lambda x: lax.reduce_precision(x, exponent_bits=8, mantissa_bits=23) * 2, (_X,), emits=("Mul",))])
 @exporter("lax.optimization_barrier", samples=[
@@ -33,5 +35,3 @@ def identity(g, *xs, **_):
     """The value itself: these change nothing that ONNX computes."""
     return xs if len(xs) > 1 or g.eqn.primitive.multiple_results else xs[0]
 
-
-_ = jax

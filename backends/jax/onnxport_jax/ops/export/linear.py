@@ -4,6 +4,7 @@ A following bias add becomes Gemm or MatMul + Add (:mod:`.arithmetic`)."""
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
 from onnxport import Sample, exporter
@@ -19,6 +20,8 @@ _LETTERS = "abcdefghijklmnopqrstuvwxyz"
     Sample(lambda a, b: a @ b.T, (randn(3, 4), randn(5, 4)), emits=("MatMul",), name="transposed_rhs"),
     Sample(lambda q, k: jnp.einsum("bhqd,bhkd->bhqk", q, k), (randn(2, 2, 3, 4), randn(2, 2, 5, 4)),
            emits=("MatMul",), name="attention_scores"),
+    Sample(lambda q, s: jnp.einsum("bhd,bhdm->bhm", q, s), (randn(2, 3, 4), randn(2, 3, 4, 5)), emits=("MatMul",),
+           name="batched_vector"),
     Sample(lambda a, b: jnp.einsum("ijk,jkl->il", a, b), (randn(3, 4, 2), randn(4, 2, 5)), emits=("Einsum",), name="einsum"),
     Sample(lambda a, b: lax.dot(a, b, preferred_element_type=jnp.float32), (randint(-3, 3, 3, 4), randint(-3, 3, 4, 2)),
            emits=("MatMul", "Cast"), name="int_to_float"),
@@ -35,8 +38,11 @@ def dot_general(g, lhs, rhs, *, dimension_numbers, preferred_element_type=None, 
     batch_ok = lb == list(range(nb)) and rb == list(range(nb))
     if batch_ok and len(lc) == 1 and lc[0] == lr - 1 and lr >= nb + 1 and rr in (nb + 1, nb + 2):
         if rr == nb + 2 and rc == [nb]:
-            if lr == nb + 1:  # a vector lhs: MatMul's vector rule
-                return g.op("MatMul", lhs, rhs)
+            if lr == nb + 1:  # a vector (per batch) lhs: a 1-row matrix
+                if nb == 0:
+                    return g.op("MatMul", lhs, rhs)
+                axis = g.const(np.asarray([-2], dtype=np.int64))
+                return g.op("Squeeze", g.op("MatMul", g.op("Unsqueeze", lhs, axis), rhs), axis)
             if nb == 0 or lr == nb + 2:
                 return g.op("MatMul", lhs, rhs)
         if rr == nb + 2 and rc == [nb + 1] and (nb == 0 or lr == nb + 2):

@@ -11,7 +11,8 @@ from ._samples import randn
 
 
 @exporter("lax.rev", samples=[Sample(lambda x: x[:, ::-1], (randn(2, 3, 4),), emits=("Slice",)),
-                              Sample(lambda x: jnp.flip(x, (0, 2)), (randn(2, 3, 4),), emits=("Slice",), name="two")])
+                              Sample(lambda x: jnp.flip(x, (0, 2)), (randn(2, 3, 4),), emits=("Slice",), name="two"),
+                              Sample(lambda x: x[:, ::-1] * 2, (randn(2, 3, 4),), emits=("Slice",), name="inner")])
 def rev(g, x, *, dimensions):
     n = len(dimensions)
     big = np.iinfo(np.int64)

@@ -35,8 +35,9 @@ def broadcast_in_dim(g, x, *dyn, shape, broadcast_dimensions, **_):
 
 
 @exporter("lax.reshape", samples=[
-    Sample(lambda x: x.reshape(6, 4), (_X,), emits=("Reshape",)),
-    Sample(lambda x: lax.reshape(x, (4, 6), dimensions=(2, 0, 1)), (_X,), emits=("Transpose", "Reshape"), name="dimensions"),
+    Sample(lambda x: x.reshape(x.shape[0] * 3, 4), (_X,), emits=("Reshape",)),
+    Sample(lambda x: lax.reshape(x, (4, x.shape[0] * 3), dimensions=(2, 0, 1)), (_X,), emits=("Transpose", "Reshape"),
+           name="dimensions"),
 ])
 def reshape(g, x, *dyn, new_sizes, dimensions=None, **_):
     if dimensions is not None and list(dimensions) != list(range(len(dimensions))):

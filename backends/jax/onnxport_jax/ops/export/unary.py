@@ -3,6 +3,7 @@ rsqrt, cbrt, square, sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, 
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -74,7 +75,8 @@ def square(g, x, **_):
     return g.op("Mul", x, x)
 
 
-@exporter("lax.erfc", samples=[Sample(lax.erfc, _X, emits=("Erf", "Sub"))])
+@exporter("lax.erfc", samples=[Sample(lax.erfc, _X, emits=("Erf", "Sub")),
+                               Sample(lambda x: jax.nn.gelu(x, approximate=False), _X, emits=("Erf",), name="gelu")])
 def erfc(g, x, **_):
     return g.op("Sub", g.scalar(1, g.out_dtype()), g.op("Erf", x))
 
