@@ -16,6 +16,7 @@ array object is one initializer (tied weights). ``jit`` / ``closed_call`` / ``cu
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -443,8 +444,11 @@ def trace(obj: Any, example_inputs: Any = (), *, params: Any = None, dynamic_sha
     if takes:
         leaves = jax.tree_util.tree_flatten_with_path(params)[0]
         names = [_path_name(p) for p, _ in leaves]
+    wide = any(isinstance(a, jax.Array) and a.dtype.itemsize == 8 and a.dtype.kind in "iuf" for a in args)
     try:
-        closed = jax.make_jaxpr(fn)(params, *specs) if takes else jax.make_jaxpr(fn)(*specs)
+        # a 64-bit JAX array exists only where x64 was on when it was made: trace with it on
+        with jax.enable_x64(True) if wide else contextlib.nullcontext():
+            closed = jax.make_jaxpr(fn)(params, *specs) if takes else jax.make_jaxpr(fn)(*specs)
     except Exception as exc:
         raise ConversionError(f"jax.make_jaxpr could not trace {getattr(fn, '__name__', type(obj).__name__)}: "
                               f"{type(exc).__name__}: {exc}") from exc
@@ -581,7 +585,9 @@ class ExportSupport:
 
     @staticmethod
     def from_numpy(a: np.ndarray) -> Any:
-        return jnp.asarray(a)
+        """A JAX array of the same type (64-bit types made with x64 on, so they stay 64-bit)."""
+        with jax.enable_x64(True) if np.dtype(a.dtype).itemsize == 8 else contextlib.nullcontext():
+            return jnp.asarray(a)
 
     def check_exported_sample(self, prim: Any, sample: Any, model: ir.Model) -> None:
         """The sample traced one of the JAX primitives its export function is registered for."""

@@ -130,11 +130,15 @@ def _in_range(g, idx: ir.Value, sizes: ir.Value) -> ir.Value:
     Sample(lambda x, i: jnp.take(x, i, axis=2, mode="clip"), (_X, randint(-3, 9, 4)), emits=("GatherND",), name="clip"),
     Sample(lambda x, i: jnp.take(x, i, axis=0, mode="fill"), (_X, randint(-2, 7, 4)), emits=("GatherND", "Where"), name="fill"),
     Sample(lambda e, t: e[t], (randn(10, 8), randint(0, 10, 2, 5)), emits=("GatherND",), name="embedding"),
+    Sample(lambda x, i: jnp.take_along_axis(x, i, axis=0), (randn(3, 5), randint(0, 3, 4, 5)),
+           emits=("GatherElements",), name="take_along_axis"),
+    Sample(lambda x, i: jnp.take_along_axis(x, i, axis=-1, mode="fill"), (randn(2, 3, 5), randint(-1, 7, 2, 3, 2)),
+           emits=("GatherElements", "Where"), name="take_along_last_fill"),
 ])
 def gather(g, x, idx, *, dimension_numbers, slice_sizes, mode, fill_value=None, **_):
     dn = dimension_numbers
     if dn.operand_batching_dims:
-        raise g.error("gathers with batching dims (take_along_axis) are not exported yet")
+        return _take_along(g, x, idx, dn, mode, fill_value)
     indexed = list(dn.start_index_map)
     rank = g.rank(x)
     if sorted(dn.collapsed_slice_dims) != sorted(indexed):
@@ -162,6 +166,32 @@ def gather(g, x, idx, *, dimension_numbers, slice_sizes, mode, fill_value=None, 
         mask = g.op("Unsqueeze", valid, g.const(np.arange(-n_win, 0, dtype=np.int64))) if n_win else valid
         y = g.op("Where", mask, y, g.scalar(fill, g.out_dtype()))
     return g.op("Transpose", y, perm=order) if order != list(range(out_rank)) else y
+
+
+def _take_along(g, x, idx, dn, mode, fill_value):
+    """``take_along_axis``: every dim but one is a batching dim, at the same place in the indices
+    (laid out as the operand, plus a trailing 1) -> GatherElements along the remaining one."""
+    rank = g.rank(x)
+    (axis,) = dn.start_index_map if len(dn.start_index_map) == 1 else (None,)
+    others = [d for d in range(rank) if d != axis]
+    if (axis is None or list(dn.collapsed_slice_dims) != [axis] or list(dn.operand_batching_dims) != others
+            or list(dn.start_indices_batching_dims) != others or dn.offset_dims):
+        raise g.error("only the take_along_axis form of batched gathers is exported")
+    last = g.const(np.asarray([-1], dtype=np.int64))
+    ids = g.cast(g.op("Squeeze", idx, last), ir.DataType.INT64)  # laid out as x, plus a trailing 1
+    n = g.ints([g.dim(x.shape[axis])])
+    mode = lax.GatherScatterMode.from_any(mode)
+    valid = None
+    zero = g.const(np.asarray(0, dtype=np.int64))
+    if mode in (lax.GatherScatterMode.CLIP, lax.GatherScatterMode.FILL_OR_DROP):
+        if mode == lax.GatherScatterMode.FILL_OR_DROP:
+            valid = g.op("And", g.op("GreaterOrEqual", ids, zero), g.op("Less", ids, n))
+        ids = g.op("Max", g.op("Min", ids, g.op("Sub", n, g.const(np.asarray(1, dtype=np.int64)))), zero)
+    y = g.op("GatherElements", x, ids, axis=int(axis))
+    if valid is not None:
+        fill = _fill(g.out_aval().dtype) if fill_value is None else fill_value
+        y = g.op("Where", valid, y, g.scalar(fill, g.out_dtype()))
+    return y
 
 
 def _scatter(reduction: str | None):
