@@ -444,7 +444,8 @@ def trace(obj: Any, example_inputs: Any = (), *, params: Any = None, dynamic_sha
     if takes:
         leaves = jax.tree_util.tree_flatten_with_path(params)[0]
         names = [_path_name(p) for p, _ in leaves]
-    wide = any(isinstance(a, jax.Array) and a.dtype.itemsize == 8 and a.dtype.kind in "iuf" for a in args)
+    wide = any(isinstance(a, jax.Array) and getattr(a.dtype, "kind", None) in ("i", "u", "f")
+               and a.dtype.itemsize == 8 for a in args)
     try:
         # a 64-bit JAX array exists only where x64 was on when it was made: trace with it on
         with jax.enable_x64(True) if wide else contextlib.nullcontext():
@@ -555,7 +556,11 @@ def export_model(
         from onnxport.transposes import push_transposes
 
         push_transposes(model)
-    return _export.finish(model, opts, backend="jax", foldable=conv.constant_names, targets=conv.used_targets)
+    model = _export.finish(model, opts, backend="jax", foldable=conv.constant_names, targets=conv.used_targets)
+    for out, var in zip(model.graph.outputs, closed.jaxpr.outvars):
+        if out.dtype is None or out.shape is None:  # a no-op was dropped: the graph output is an earlier value
+            conv.annotate(out, var.aval)
+    return model
 
 
 # -- testkit support ----------------------------------------------------------------------------

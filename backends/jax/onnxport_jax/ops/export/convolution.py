@@ -1,16 +1,18 @@
 """conv_general_dilated (Flax Conv, lax.conv*) -> Conv, with a Transpose to NCHW on each side
 when the layout is another (Flax: NHWC); the optimizer cancels the pairs between layers. A kernel
 that is a weight is stored in ONNX's OIHW layout under its own name (no Transpose node for it).
-Input dilation (transposed convolutions) -> ConvTranspose where the padding allows."""
+Input dilation (transposed convolutions) -> ConvTranspose where the padding allows; 8-bit integer
+operands into int32 -> ConvInteger."""
 
 from __future__ import annotations
 
 import jax.numpy as jnp
+import onnx_ir as ir
 from jax import lax
 
 from onnxport import Sample, exporter
 
-from ._samples import randn
+from ._samples import randint, randn
 
 
 def _nhwc(x, w):
@@ -28,6 +30,9 @@ def _nhwc(x, w):
            (randn(2, 10, 4), randn(3, 2, 6)), emits=("Conv",), name="grouped_1d"),
     Sample(lambda x, w: lax.conv_transpose(x, w, (2, 2), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")),
            (randn(1, 5, 5, 3), randn(3, 3, 3, 2)), emits=("ConvTranspose",), name="transpose"),
+    Sample(lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "SAME", preferred_element_type=jnp.int32),
+           (randint(-8, 8, 1, 2, 5, 5, dtype="int8"), randint(-8, 8, 3, 2, 3, 3, dtype="int8")), emits=("ConvInteger",),
+           name="int8"),
 ])
 def conv_general_dilated(g, x, w, *, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
                          feature_group_count=1, batch_group_count=1, **_):
@@ -37,6 +42,12 @@ def conv_general_dilated(g, x, w, *, window_strides, padding, lhs_dilation, rhs_
     nd = len(lhs_spec) - 2
     lo = [int(p[0]) for p in padding]
     hi = [int(p[1]) for p in padding]
+    out_dt = g.out_dtype()
+    integer = out_dt not in (ir.DataType.FLOAT, ir.DataType.DOUBLE, ir.DataType.FLOAT16, ir.DataType.BFLOAT16)
+    bytes8 = (ir.DataType.INT8, ir.DataType.UINT8)
+    if integer and not (x.dtype in bytes8 and w.dtype in bytes8 and out_dt == ir.DataType.INT32):
+        raise g.error(f"an integer convolution of {x.dtype} by {w.dtype} into {out_dt} is not exported "
+                      "(ONNX has ConvInteger for 8-bit operands into int32 only)")
     xt = g.op("Transpose", x, perm=lhs_spec) if lhs_spec != list(range(nd + 2)) else x
     strides = [int(s) for s in window_strides]
     dil = [int(d) for d in rhs_dilation]
@@ -47,7 +58,8 @@ def conv_general_dilated(g, x, w, *, window_strides, padding, lhs_dilation, rhs_
         wt = g.weight_layout(w, rhs_spec)
         if min(lo + hi) < 0:
             raise g.error(f"negative convolution padding {padding} is not exported")
-        y = g.op("Conv", xt, wt, strides=strides, pads=lo + hi, dilations=dil, group=int(feature_group_count))
+        y = g.op("ConvInteger" if integer else "Conv", xt, wt, strides=strides, pads=lo + hi, dilations=dil,
+                 group=int(feature_group_count))
     # ONNX gives [N, C, spatial...]; JAX's out_spec says where each of those sits
     inv = [0] * (nd + 2)
     for onnx_dim, jax_dim in enumerate(out_spec):
