@@ -45,7 +45,7 @@ EXPECTED_FAILURES: dict[str, str] = {
     "test_qlinearconv[roundtrip]": "the import convolves int32 values (zero points subtracted); ONNX has integer convolution only for 8-bit operands (ConvInteger), so the exporter refuses it",
     "test_roialign_aligned_false[roundtrip]": "the import samples with a batched gather that is not the take_along_axis form, the only batched gather the exporter maps",
     "test_reshape_allowzero_reordered[roundtrip]": "a zero-size dim: JAX's reshape result shape and onnx shape inference of the exported Reshape disagree on the empty tensor",
-; jax.random draws differ (same distribution)"
+    **{name: "expected values are numpy's random draws; jax.random draws differ (same distribution)"
        for name in ("test_bernoulli", "test_bernoulli_double", "test_bernoulli_seed",
                     "test_bernoulli_expanded", "test_bernoulli_double_expanded", "test_bernoulli_seed_expanded",
                     "test_training_dropout", "test_training_dropout_default",
