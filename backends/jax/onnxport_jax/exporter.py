@@ -26,6 +26,7 @@ import numpy as np
 import onnx_ir as ir
 from jax.extend.core import jaxprs_in_params
 
+from onnxport.backend import Exporter
 from onnxport.build import Builder
 from onnxport.errors import ConversionError, InputError, UnsupportedOpError
 
@@ -564,8 +565,15 @@ def export_model(
 
 
 # -- testkit support ----------------------------------------------------------------------------
-class ExportSupport:
-    """The JAX backend's export side as the testkit calls it."""
+class ExportSupport(Exporter):
+    """The JAX backend's export part (:class:`onnxport.backend.Exporter`); mixed in before
+    :class:`onnxport.backend.Backend`, so its :meth:`from_numpy` is the backend's."""
+
+    def handles(self, obj: Any) -> bool:
+        """Flax NNX modules and imported JaxModels (plain functions are claimed by their inputs)."""
+        from .importer import JaxModel
+
+        return isinstance(obj, JaxModel) or _is_nnx_module(obj)
 
     def export_model(self, obj: Any, example_inputs: Any = (), **options: Any) -> ir.Model:
         """:func:`export_model`; ``symbolic_batch=True`` (the testkit's samples) first tries dim 0
@@ -582,15 +590,15 @@ class ExportSupport:
                     pass
         return export_model(obj, example_inputs, **options)
 
-    @staticmethod
-    def prepare_export_sample(sample: Any) -> tuple[Any, dict[str, Any]]:
+    def prepare_export_sample(self, sample: Any, target: str | None = None) -> tuple[Any, dict[str, Any]]:
         """Samples are exported with a symbolic dim 0 where they allow it (see :meth:`export_model`),
         so the testkit also runs them at a larger batch."""
         return sample, {"symbolic_batch": True}
 
-    @staticmethod
-    def from_numpy(a: np.ndarray) -> Any:
+    def from_numpy(self, a: np.ndarray) -> Any:
         """A JAX array of the same type (64-bit types made with x64 on, so they stay 64-bit)."""
+        if np.dtype(a.dtype).kind in "OSU":
+            return a  # strings stay numpy, as the importer keeps them
         with jax.enable_x64(True) if np.dtype(a.dtype).itemsize == 8 else contextlib.nullcontext():
             return jnp.asarray(a)
 
@@ -602,7 +610,6 @@ class ExportSupport:
         traced = model.meta.get("onnxport.jax.targets", [])
         assert targets & set(traced), f"the sample exercises none of {sorted(targets)}; traced: {traced}"
 
-    @staticmethod
-    def run_native(fn: Callable, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[np.ndarray]:
+    def run_native(self, fn: Callable, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[np.ndarray]:
         out = fn(*args, **kwargs)
         return [np.asarray(x) for x in jax.tree_util.tree_leaves(out)]
