@@ -41,8 +41,42 @@ def torch_models() -> list[tuple[str, Any, tuple[Any, ...]]]:
     ]
 
 
+def jax_models() -> list[tuple[str, Any, tuple[Any, ...]]]:
+    import jax
+    from flax import nnx
+
+    class MLP(nnx.Module):
+        def __init__(self, rngs):
+            self.l1, self.l2 = nnx.Linear(6, 16, rngs=rngs), nnx.Linear(16, 3, rngs=rngs)
+
+        def __call__(self, x):
+            return self.l2(nnx.relu(self.l1(x)))
+
+    class CNN(nnx.Module):  # NHWC, as Flax lays out images
+        def __init__(self, rngs):
+            self.conv, self.fc = nnx.Conv(3, 4, (3, 3), rngs=rngs), nnx.Linear(64, 5, rngs=rngs)
+
+        def __call__(self, x):
+            y = nnx.max_pool(nnx.relu(self.conv(x)), (2, 2), (2, 2))
+            return self.fc(y.reshape(y.shape[0], -1))
+
+    class Residual(nnx.Module):
+        def __init__(self, rngs):
+            self.fc = nnx.Linear(8, 8, rngs=rngs)
+
+        def __call__(self, x):
+            return nnx.relu(self.fc(nnx.relu(self.fc(x))) + x)  # one weight used twice
+
+    key = jax.random.key(0)
+    return [
+        ("mlp", MLP(nnx.Rngs(0)), (jax.random.normal(key, (2, 6)),)),
+        ("cnn", CNN(nnx.Rngs(1)), (jax.random.normal(key, (2, 8, 8, 3)),)),
+        ("residual", Residual(nnx.Rngs(2)), (jax.random.normal(key, (4, 8)),)),
+    ]
+
+
 #: per source framework, the model set and how to run a model natively -> numpy outputs
-SOURCES: dict[str, Callable[[], list[tuple[str, Any, tuple[Any, ...]]]]] = {"torch": torch_models}
+SOURCES: dict[str, Callable[[], list[tuple[str, Any, tuple[Any, ...]]]]] = {"torch": torch_models, "jax": jax_models}
 
 
 def _native(framework: str, model: Any, args: tuple[Any, ...]) -> list[np.ndarray]:
@@ -52,6 +86,9 @@ def _native(framework: str, model: Any, args: tuple[Any, ...]) -> list[np.ndarra
         with torch.no_grad():
             out = model(*args)
         return [o.numpy() for o in (out if isinstance(out, tuple) else (out,))]
+    if framework == "jax":
+        out = model(*args)
+        return [np.asarray(o) for o in (out if isinstance(out, tuple) else (out,))]
     raise NotImplementedError(framework)
 
 

@@ -66,9 +66,14 @@ def prepare(model: Any, backend: str = "torch", **options: Any) -> _convert.Impo
     return _convert.prepare(_fresh_model(model), backend, registry(), **options)
 
 
-def backend_for(obj: Any) -> str:
-    """The backend that exports ``obj`` (asked through the ``onnxport_backend_for`` hook)."""
+def backend_for(obj: Any, example_inputs: Any = ()) -> str:
+    """The backend that exports ``obj`` (asked through the ``onnxport_backend_for`` hook); for a
+    plain function, the backend that claims its first example input (a torch tensor, a JAX array)."""
     name = manager().hook.onnxport_backend_for(obj=obj)
+    if name is None and callable(obj):
+        first = _first_leaf(example_inputs)
+        if first is not None:
+            name = manager().hook.onnxport_backend_for(obj=first)
     if name is None:
         raise BackendNotFoundError(
             f"no installed backend exports objects of type {type(obj).__module__}.{type(obj).__qualname__}"
@@ -77,9 +82,27 @@ def backend_for(obj: Any) -> str:
     return name
 
 
-def export_model(obj: Any, example_inputs: Any = (), *, opset: int | None = None, **options: Any) -> ir.Model:
-    """Export a framework object to an ONNX IR model through the backend that handles it."""
-    name = backend_for(obj)
+def _first_leaf(inputs: Any) -> Any:
+    """The first element of nested tuples / lists / dicts of example inputs (None when empty)."""
+    if isinstance(inputs, (tuple, list)):
+        for x in inputs:
+            leaf = _first_leaf(x)
+            if leaf is not None:
+                return leaf
+        return None
+    if isinstance(inputs, dict):
+        return _first_leaf(list(inputs.values()))
+    return inputs
+
+
+def export_model(obj: Any, example_inputs: Any = (), *, opset: int | None = None, backend: str | None = None,
+                 **options: Any) -> ir.Model:
+    """Export a framework object to an ONNX IR model through the backend that handles it.
+
+    :param backend: the exporting backend where the object and its inputs do not say (a plain
+        function of numpy arrays); default: the backend that claims the object or its first input.
+    """
+    name = backend or backend_for(obj, example_inputs)
     exp = export_part(get_backend(name))
     if exp is None:
         raise BackendNotFoundError(f"backend {name!r} cannot export models yet")

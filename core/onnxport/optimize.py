@@ -377,10 +377,11 @@ class _Folder:
                 graph.remove(first, safe=True)
                 self.stats["removed"] += 1
             if perm is not None and list(perm) == list(range(len(perm))):
-                return self.bypass(graph, node, ins[0])
+                return self.bypass(graph, node, node.inputs[0])  # the input after composing
         if op == "Concat" and len(ins) == 1:
             return self.bypass(graph, node, ins[0])
-        if op in ("Reshape", "Expand", "Slice") and out is not None:
+        reversing = op == "Slice" and len(ins) > 4 and (self.const(ins[4]) is None or (self.const(ins[4]) < 0).any())
+        if op in ("Reshape", "Expand", "Slice") and out is not None and not reversing:
             src, dst = self.static_shape(ins[0]), self.static_shape(out)
             if src is not None and src == dst and src.count(0) == 0:
                 return self.bypass(graph, node, ins[0])

@@ -38,6 +38,15 @@ EXPECTED_FAILURES: dict[str, str] = {
     "test_strnormalizer_nostopwords_nochangecase": "[UnsupportedOpError] JAX arrays have no string dtype: StringNormalizer reads and writes tensor(string)",
     "test_group_normalization_epsilon[float64]": "[mismatch] onnxruntime and onnx.reference disagree with each other by ~2e-7 on float64 GroupNormalization (each stashes some stage-one statistics in float32); ours keeps float64 statistics, within 1e-12 of an exact float64 computation, so it cannot sit within 1e-7 of both",
     "test_group_normalization_example[float64]": "[mismatch] onnxruntime and onnx.reference disagree with each other by ~2e-7 on float64 GroupNormalization (each stashes some stage-one statistics in float32); ours keeps float64 statistics, within 1e-12 of an exact float64 computation, so it cannot sit within 1e-7 of both",
+    # -- export(import(case)) round trips through the JAX exporter (onnxport_jax.exporter)
+    "test_cast_BFLOAT16_to_FLOAT[roundtrip]": "[RuntimeError] the exported graph takes a bfloat16 input, which onnxruntime's Python API cannot be fed (numpy has no bfloat16 it maps)",
+    "test_castlike_BFLOAT16_to_FLOAT[roundtrip]": "[RuntimeError] the exported graph takes a bfloat16 input, which onnxruntime's Python API cannot be fed (numpy has no bfloat16 it maps)",
+    "test_range_bfloat16_type_positive_delta[roundtrip]": "[RuntimeError] the exported graph takes bfloat16 inputs, which onnxruntime's Python API cannot be fed",
+    "test_unique_bfloat16_sorted_without_axis[roundtrip]": "[ConversionError] Unique's output size depends on the data: jax.make_jaxpr cannot trace the imported model",
+    "test_nonmaxsuppression_center_point_box_format[roundtrip]": "[ConversionError] the number of selected boxes depends on the data: jax.make_jaxpr cannot trace the imported model",
+    "test_qlinearconv[roundtrip]": "[ConversionError] the import convolves int32 values (zero points subtracted); ONNX has integer convolution only for 8-bit operands (ConvInteger), so the exporter refuses it",
+    "test_roialign_aligned_false[roundtrip]": "[ConversionError] the import samples with a batched gather that is not the take_along_axis form, the only batched gather the exporter maps",
+    "test_reshape_allowzero_reordered[roundtrip]": "[InferenceError] a zero-size dim: JAX's reshape result shape and onnx shape inference of the exported Reshape disagree on the empty tensor",
     **{name: "[mismatch] expected values are numpy's random draws; jax.random draws differ (same distribution)"
        for name in ("test_bernoulli", "test_bernoulli_double", "test_bernoulli_seed",
                     "test_bernoulli_expanded", "test_bernoulli_double_expanded", "test_bernoulli_seed_expanded",

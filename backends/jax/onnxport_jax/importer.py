@@ -9,6 +9,7 @@ that depends on params or inputs is a ``jax.Array`` (a tracer under ``jax.jit``/
 from __future__ import annotations
 
 import contextlib
+import contextvars
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -25,6 +26,7 @@ from onnxport.opfacts import NO_FOLD_OPS, RANDOM_OPS
 
 from . import dtypes, layout
 from .context import CALL, CallState, DataDependentError, Mode, NodeContext, is_static
+from .exporter import ExportSupport
 
 _FOLD_LIMIT = 1 << 28  # elements; larger folded constants stay runtime computations
 #: folded constants of at least this many elements that feed runtime nodes are passed to the
@@ -308,8 +310,9 @@ class JaxModel:
         return sub
 
     def x64_scope(self) -> contextlib.AbstractContextManager:
-        """``jax.enable_x64(True)`` if the model holds 64-bit values, else a no-op."""
-        return jax.enable_x64(True) if self._x64 else contextlib.nullcontext()
+        """``jax.enable_x64(True)`` if the model holds 64-bit values, else a no-op (the caller's
+        own setting is remembered: with it off, 64-bit inputs may come in their 32-bit form)."""
+        return _x64_scope() if self._x64 else contextlib.nullcontext()
 
     # -- running ------------------------------------------------------------------------
     def __call__(self, *inputs: Any, **named: Any) -> Any:
@@ -396,6 +399,8 @@ class JaxModel:
 
     def _run(self, params: dict[str, Any], inputs: list[Any], keep_static: tuple[int, ...],
              consts: dict[str, Any], laid_out: dict[str, Any] | None = None) -> Any:
+        caller = _CALLER_X64.get()  # the caller's setting, before the model's own scope
+        narrow_ok = not (jax.config.jax_enable_x64 if caller is None else caller)
         with self.x64_scope():
             env = _Env(self._static)
             hwio = self._program.hwio
@@ -422,7 +427,7 @@ class JaxModel:
                 env[v] = p
             call = CallCheck()
             for i, (spec, v, x) in enumerate(zip(self._info["inputs"], self._program.inputs, inputs)):
-                env[v] = x if i in keep_static else self._check_input(spec, x, call)
+                env[v] = x if i in keep_static else self._check_input(spec, x, call, narrow_ok)
             outs = self._program.run(env)
             outs = [_to_jax(o) for o in outs]
         return outs[0] if len(outs) == 1 else tuple(outs)
@@ -430,13 +435,20 @@ class JaxModel:
     def _bind_inputs(self, args: tuple, kwargs: dict) -> list[Any]:
         return bind_inputs([s.name for s in self._info["inputs"]], args, kwargs)
 
-    def _check_input(self, spec: InputSpec, x: Any, call: CallCheck) -> Any:
+    def _check_input(self, spec: InputSpec, x: Any, call: CallCheck, narrow_ok: bool = False) -> Any:
+        """The input as a JAX array of the graph's type. With ``narrow_ok`` (the caller runs with
+        ``jax_enable_x64`` off, so every 64-bit array it makes is 32-bit) the 32-bit form of a
+        64-bit input is accepted and widened exactly; the model computes in its own 64-bit scope."""
         name = spec.name
         if not spec.is_tensor:
             return _to_jax(x)
         want = _np_dtype(spec.dtype)
         if want is not None and want.kind == "O":
             return np.asarray(x)  # strings stay numpy
+        got = getattr(x, "dtype", None)
+        if (narrow_ok and want is not None and got is not None and np.dtype(want).itemsize == 8
+                and np.dtype(got).itemsize == 4 and np.dtype(want).kind == np.dtype(got).kind):
+            x = jnp.asarray(x).astype(want)
         if isinstance(x, (np.ndarray, np.generic)):
             if want is not None and x.dtype != want:
                 raise InputError(f"input {name!r} must have dtype {want}, got {x.dtype} (no implicit casts)")
@@ -455,6 +467,20 @@ class JaxModel:
         n = sum(int(np.size(p)) for p in self.params.values())
         return (f"JaxModel(inputs={self.input_names}, outputs={self.output_names}, "
                 f"params={len(self.params)} arrays / {n} values)")
+
+
+#: ``jax_enable_x64`` as the caller had it when a model's 64-bit scope was entered (None: outside)
+_CALLER_X64: contextvars.ContextVar[bool | None] = contextvars.ContextVar("onnxport_jax_caller_x64", default=None)
+
+
+@contextlib.contextmanager
+def _x64_scope():
+    token = _CALLER_X64.set(_CALLER_X64.get() if _CALLER_X64.get() is not None else bool(jax.config.jax_enable_x64))
+    try:
+        with jax.enable_x64(True):
+            yield
+    finally:
+        _CALLER_X64.reset(token)
 
 
 def _x64_hint(want: np.dtype, got: np.dtype) -> str:
@@ -670,8 +696,9 @@ def import_plan(plan: ImportPlan, **options: Any) -> JaxModel:
                     consts, const_values, builder.random, None if seed is None else int(seed))
 
 
-class JaxBackend(Backend):
-    """The JAX backend: ONNX -> :class:`JaxModel` (params pytree + pure apply)."""
+class JaxBackend(ExportSupport, Backend):
+    """The JAX backend: ONNX -> :class:`JaxModel` (params pytree + pure apply); JAX functions and
+    Flax modules -> ONNX (:class:`~onnxport_jax.exporter.ExportSupport`)."""
 
     name = "jax"
 

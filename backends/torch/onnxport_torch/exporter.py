@@ -66,6 +66,23 @@ __all__ = [
 
 
 # -- dynamic shapes -------------------------------------------------------------------------------
+def named_dims(dynamic_shapes: Any) -> Any:
+    """``dynamic_shapes`` with dim names given as strings (``{0: "batch"}``) turned into ``Dim`` objects
+    (one ``Dim`` per name, so inputs naming the same dim share it)."""
+    dims: dict[str, Any] = {}
+
+    def conv(spec: Any) -> Any:
+        if isinstance(spec, str):
+            return dims.setdefault(spec, torch.export.Dim(spec))
+        if isinstance(spec, dict):
+            return {k: conv(v) for k, v in spec.items()}
+        if isinstance(spec, (list, tuple)):
+            return type(spec)(conv(v) for v in spec)
+        return spec
+
+    return None if dynamic_shapes is None else conv(dynamic_shapes)
+
+
 def _dim_specs(module: torch.nn.Module, args: tuple[Any, ...], dynamic_shapes: Any) -> list[Any]:
     """The per-input dim spec (dict or sequence) of each positional tensor input, in order."""
     if dynamic_shapes is None:
@@ -123,7 +140,8 @@ def export_model(
     :param example_inputs: a tensor or a tuple of positional inputs.
     :param opset: the default-domain opset, :data:`MIN_OPSET` to the newest onnx knows
         (default :data:`DEFAULT_OPSET`).
-    :param dynamic_shapes: ``torch.export`` dynamic shapes (``Dim`` objects); dynamic dims become
+    :param dynamic_shapes: ``torch.export`` dynamic shapes (``Dim`` objects, or the form every
+        backend takes: one dict per input from axis to a name, ``({0: "batch"},)``); dynamic dims become
         symbolic dims named after the ``Dim``.
     :param kwargs: keyword inputs for ``forward`` (exported as graph inputs too).
     :param strict: ``torch.export``'s strict (TorchDynamo) tracing.
@@ -148,6 +166,7 @@ def export_model(
     options = _export.ExportOptions(opset=opset, optimize=optimize, fold_batchnorm=fold_batchnorm,
                                     functions=functions)
     opset = _export.choose_opset(opset)
+    dynamic_shapes = named_dims(dynamic_shapes)
     if not isinstance(module, torch.nn.Module):
         if not callable(module):
             raise InputError(f"export_model exports a torch.nn.Module or a function, not {type(module).__name__}")

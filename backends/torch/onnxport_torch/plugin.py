@@ -20,6 +20,6 @@ def onnxport_backend_for(obj: Any) -> str | None:
     import sys
 
     torch = sys.modules.get("torch")
-    if torch is not None and isinstance(obj, torch.nn.Module):
+    if torch is not None and isinstance(obj, (torch.nn.Module, torch.Tensor)):
         return "torch"
     return None
