@@ -318,7 +318,7 @@ class TfModel(tf.Module):
         """The graph on tensors, as a plain Python function (trace it, or call it eagerly)."""
         if len(inputs) != len(self._program.inputs):
             raise InputError(f"the model takes {len(self._program.inputs)} input(s), got {len(inputs)}")
-        state = CallState(self._seed)
+        state = CallState(self._seed, self.weights)
         token = CALL.set(state)
         try:
             env = _Env(self._static)
