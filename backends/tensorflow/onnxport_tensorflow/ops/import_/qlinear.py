@@ -8,8 +8,8 @@ import tensorflow as tf
 
 from onnxport import importer
 
-from .conv import conv_values
 from ._static import rank, tensor
+from .conv import conv_values
 
 
 def _shift(x, zp, axis=None):

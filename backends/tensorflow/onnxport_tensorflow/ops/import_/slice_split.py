@@ -33,8 +33,39 @@ def _clip(v: int) -> int:
     return max(-_I32, min(_I32, v))
 
 
+def _runtime_slice(ctx, data, starts, ends, axes, steps):
+    """Slice with starts/ends/steps known only at run time: a gather of the ONNX-clamped range."""
+    data = tensor(data)
+    r = rank(data)
+    starts = tf.reshape(tf.cast(starts, tf.int64), [-1])
+    ends = tf.reshape(tf.cast(ends, tf.int64), [-1])
+    k = starts.shape[0]
+    if k is None:
+        raise ctx.data_dependent("the number of sliced axes")
+    axes_ = ints(ctx, 3, axes) if axes is not None else list(range(k))
+    steps = tf.ones([k], tf.int64) if steps is None else tf.reshape(tf.cast(steps, tf.int64), [-1])
+    for j, a in enumerate(axes_):
+        a %= r
+        d = tf.shape(data, out_type=tf.int64)[a]
+        s, e, st = starts[j], ends[j], steps[j]
+        s = tf.where(s < 0, s + d, s)
+        e = tf.where(e < 0, e + d, e)
+        pos = st > 0
+        s = tf.where(pos, tf.clip_by_value(s, 0, d), tf.clip_by_value(s, 0, d - 1))
+        e = tf.where(pos, tf.clip_by_value(e, 0, d), tf.clip_by_value(e, -1, d - 1))
+        data = tf.gather(data, tf.range(s, e, st), axis=a)
+    return data
+
+
+def _known(ctx, i, x) -> bool:
+    return x is None or ctx.const(i) is not None or isinstance(x, np.ndarray) or \
+        (hasattr(x, "numpy") and tf.executing_eagerly())
+
+
 @importer("Slice", since=13)
 def slice_(ctx, data, starts, ends, axes=None, steps=None):
+    if not all(_known(ctx, i, v) for i, v in ((1, starts), (2, ends), (4, steps))):
+        return _runtime_slice(ctx, data, starts, ends, axes, steps)
     starts_ = ints(ctx, 1, starts)
     ends_ = ints(ctx, 2, ends)
     axes_ = ints(ctx, 3, axes) if axes is not None else list(range(len(starts_)))

@@ -13,8 +13,11 @@ from ._static import concrete, is_static, rank, tensor
 
 @importer("TopK", since=24)
 def top_k(ctx, x, k, *, axis, largest, sorted):
-    kk = int(concrete(ctx, 1, k, "k").reshape(-1)[0])
     x = tensor(x)
+    try:
+        kk = int(concrete(ctx, 1, k, "k").reshape(-1)[0])
+    except Exception:  # noqa: BLE001 - a runtime k
+        kk = tf.reshape(tf.cast(k, tf.int32), [])
     axis %= rank(x)
     order = tf.argsort(x, axis=axis, stable=True, direction="DESCENDING" if largest else "ASCENDING")
     idx = tf.gather(order, tf.range(kk), axis=axis)
