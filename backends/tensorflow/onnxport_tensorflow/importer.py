@@ -229,7 +229,7 @@ def _to_tensor(x: Any) -> Any:
     if isinstance(x, (np.ndarray, np.generic)):
         if x.dtype.kind in "OSU":
             return tf.constant(np.asarray(x, dtype=object).astype(bytes) if x.size else x, dtype=tf.string)
-        return tf.constant(x)
+        return tf.constant(dtypes.to_carrier_array(np.asarray(x)))
     return x
 
 
@@ -353,9 +353,12 @@ class TfModel(tf.Module):
             return _to_tensor(x)
         want = spec["tf_dtype"]
         if isinstance(x, (np.ndarray, np.generic)):
-            got = dtypes.tf_from_numpy(x.dtype) if x.dtype.kind in "OSU" or _np_ok(x.dtype) else None
-            if want is not None and got != want:
-                raise InputError(f"input {name!r} must have dtype {want.name}, got {x.dtype} (no implicit casts)")
+            ok = want is None or (spec["np_dtype"] is not None and x.dtype == spec["np_dtype"]) or (
+                (x.dtype.kind in "OSU" or _np_ok(x.dtype)) and dtypes.tf_from_numpy(x.dtype) == want
+                and spec["np_dtype"] is not None and spec["np_dtype"] not in _NARROW_NP)
+            if not ok:
+                raise InputError(f"input {name!r} must have dtype {spec['np_dtype'] or want.name}, got {x.dtype} "
+                                 "(no implicit casts)")
             x = _to_tensor(x)
         elif isinstance(x, (tf.Tensor, tf.Variable)):
             if want is not None and x.dtype != want:
@@ -370,6 +373,9 @@ class TfModel(tf.Module):
         n = sum(int(np.prod(v.shape)) for v in self.weights.values() if v.trainable)
         return (f"TfModel(inputs={self.input_names}, outputs={self.output_names}, "
                 f"trainable={len(self.trainable_variables)} variables / {n} values)")
+
+
+_NARROW_NP = frozenset(np.dtype(dtypes.to_numpy_dtype(t)) for t in dtypes.CARRIERS)
 
 
 def _np_ok(dt: np.dtype) -> bool:
@@ -510,13 +516,14 @@ def _input_spec(v: ir.Value) -> dict[str, Any]:
     kind = "tensor"
     if v.type is not None and not isinstance(v.type, ir.TensorType):
         kind = "other"
-    tf_dtype = None
+    tf_dtype = np_dtype = None
     if kind == "tensor" and v.dtype is not None and dtypes.has_tf_dtype(v.dtype):
         tf_dtype = dtypes.to_tf_dtype(v.dtype)
+        np_dtype = dtypes.to_numpy_dtype(v.dtype)
     shape = None
     if kind == "tensor" and v.shape is not None:
         shape = tuple(d if isinstance(d, int) else (getattr(d, "value", None) or None) for d in v.shape)
-    return {"name": v.name, "kind": kind, "tf_dtype": tf_dtype, "shape": shape}
+    return {"name": v.name, "kind": kind, "tf_dtype": tf_dtype, "np_dtype": np_dtype, "shape": shape}
 
 
 def _var_name(key: str) -> str:
@@ -559,6 +566,7 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
     info = {
         "inputs": [_input_spec(v) for v in graph.inputs],
         "outputs": [v.name for v in graph.outputs],
+        "output_dtypes": [v.dtype for v in graph.outputs],
         "graph_name": graph.name,
     }
     seed = options.get("seed")
@@ -600,4 +608,10 @@ class TensorflowBackend:
         except DataDependentError:
             out = model.forward(*values)
         outs = list(out) if isinstance(out, tuple) else [out]
-        return [to_numpy(o) for o in outs]
+        result = []
+        for o, dt in zip(outs, model._info["output_dtypes"]):
+            o = to_numpy(o)
+            if dtypes.carrier(dt) is not None and isinstance(o, np.ndarray):
+                o = o.astype(dtypes.to_numpy_dtype(dt))  # exact: the carrier holds grid values
+            result.append(o)
+        return result

@@ -62,8 +62,12 @@ def tf_dtype(code: int | None, default: Any = tf.float32) -> tf.DType:
 
 def tensor(x: Any, dtype: Any = None) -> tf.Tensor:
     """``x`` as a tensor (numpy strings as ``tf.string``)."""
-    if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "OSU":
-        return tf.constant(np.asarray(x, dtype=object), dtype=tf.string)
+    if isinstance(x, (np.ndarray, np.generic)):
+        if x.dtype.kind in "OSU":
+            return tf.constant(np.asarray(x, dtype=object), dtype=tf.string)
+        from ...dtypes import to_carrier_array
+
+        x = to_carrier_array(np.asarray(x))
     return tf.convert_to_tensor(x, dtype=dtype)
 
 
