@@ -61,7 +61,7 @@ def test_tflite_conversion_matches_onnxruntime(name: str, tmp_path) -> None:
     proto = onnx.load(str(LIGHT[name]))
     model = onnxport.import_model(proto, backend="tensorflow")
     inputs = light_inputs(proto)
-    tf.saved_model.save(model, str(tmp_path / "sm"))
+    tf.saved_model.save(model, str(tmp_path / "sm"), signatures=model.serve.get_concrete_function())
     converter = tf.lite.TFLiteConverter.from_saved_model(str(tmp_path / "sm"))
     blob = converter.convert()
     interp = tf.lite.Interpreter(model_content=blob)

@@ -300,12 +300,19 @@ class TfModel(tf.Module):
 
     def _rebuild(self) -> None:
         sig = self.input_signature
-        # autograph off: the graph walk is plain Python that must run once per trace, unconverted
+        # autograph off: the graph walk is plain Python that must run once per trace, unconverted.
+        # The one tracked tf.function is the instance's ``__call__``: tf.saved_model.save makes
+        # it the default serving signature, and the loaded object is called through it.
         if sig is None:
-            self.serve = tf.function(self.forward, reduce_retracing=True, autograph=False)
+            fn = tf.function(self.forward, reduce_retracing=True, autograph=False)
         else:
-            self.serve = tf.function(self.forward, input_signature=sig, autograph=False)
-        self.__call__ = self.serve  # what tf.saved_model.load's object is called through
+            fn = tf.function(self.forward, input_signature=sig, autograph=False)
+        self.__call__ = fn
+
+    @property
+    def serve(self) -> Any:
+        """The model's ``tf.function`` (input signature from the graph inputs; no input checks)."""
+        return self.__dict__["__call__"]
 
     # -- running ------------------------------------------------------------------------
     def __call__(self, *inputs: Any, **named: Any) -> Any:
