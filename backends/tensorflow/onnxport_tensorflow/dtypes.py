@@ -77,6 +77,10 @@ CARRIERS: dict[DT, tf.DType] = {
 }
 
 
+#: the ONNX element types this backend holds: TensorFlow's own tensor types and the carried ones
+HELD_TYPES: frozenset[DT] = frozenset(_TO_TF) | frozenset(CARRIERS)
+
+
 def carrier(dtype: DT | int | None) -> tf.DType | None:
     """The TensorFlow type that holds values of an ONNX type without a tensor type, or None."""
     try:

@@ -15,6 +15,7 @@ import numpy as np
 import onnx_ir as ir
 import tensorflow as tf
 
+from onnxport.backend import Backend
 from onnxport.driver import NO_FOLD_OPS, RANDOM_OPS, ImportPlan, is_weight_use, iter_graphs
 from onnxport.errors import ConversionError, InputError, OnnxportError
 from onnxport.inputs import bind_inputs, check_shape
@@ -594,7 +595,7 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
                    None if seed is None else int(seed), name=_var_name(graph.name or "onnx_model"))
 
 
-class TensorflowBackend:
+class TensorflowBackend(Backend):
     """The TensorFlow backend: ONNX -> :class:`TfModel` (a ``tf.Module``)."""
 
     name = "tensorflow"
@@ -605,15 +606,27 @@ class TensorflowBackend:
 
         return EXPECTED_FAILURES
 
+    @property
+    def dtypes(self) -> frozenset[ir.DataType]:
+        return dtypes.HELD_TYPES
+
     def import_model(self, plan: ImportPlan, **options: Any) -> TfModel:
         return import_plan(plan, **options)
 
-    def handles(self, obj: Any) -> bool:
-        return isinstance(obj, TfModel)
+    def from_numpy(self, array: np.ndarray) -> Any:
+        return _to_tensor(np.asarray(array))
 
-    @staticmethod
-    def to_numpy(x: Any) -> np.ndarray:
-        return to_numpy(x)
+    def to_numpy(self, value: Any) -> np.ndarray:
+        return to_numpy(value)
+
+    def save(self, native: Any, path: str | Any, example_inputs: Any = ()) -> None:
+        """A SavedModel directory whose serving signature is the model's ``tf.function``."""
+        sig = native.serve.get_concrete_function() if native.input_signature is not None else None
+        tf.saved_model.save(native, str(path), signatures=sig)
+
+    def load(self, path: str | Any) -> Any:
+        """The loaded SavedModel: called positionally like the imported model."""
+        return tf.saved_model.load(str(path))
 
     def run(self, model: TfModel, inputs: list[Any]) -> list[Any]:
         """Run on numpy inputs through the traced ``tf.function``; outputs as numpy (testkit, CLI).
