@@ -375,7 +375,7 @@ class _Folder:
                 graph.remove(first, safe=True)
                 self.stats["removed"] += 1
             if perm is not None and list(perm) == list(range(len(perm))):
-                return self.bypass(graph, node, ins[0])
+                return self.bypass(graph, node, node.inputs[0])  # the input may have just changed
         if op == "Concat" and len(ins) == 1:
             return self.bypass(graph, node, ins[0])
         if op in ("Reshape", "Expand", "Slice") and out is not None:

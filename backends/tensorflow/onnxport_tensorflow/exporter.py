@@ -224,7 +224,7 @@ class _Converter:
                                   f"{len(shapes)} were given")
         for t, name, shape in zip(placeholders, input_names, shapes):
             env[t.name] = g.input(name, onnx_dtype(t.dtype), shape)
-        skip, emit_at = _layers.plan(self.layer_calls, self.graph)
+        skip, emit_at = _layers.plan(self.layer_calls, self.graph, list(self.cf.outputs))
         for op in self.graph.get_operations():
             for call in emit_at.get(op.name, ()):
                 self.emit_layer(g, call, env)
@@ -308,7 +308,7 @@ class _Converter:
     # -- checks --------------------------------------------------------------------------------------
     def missing(self) -> dict[str, list[str]]:
         """TF op types without a primitive (outside layers exported whole), with op names."""
-        skip, _ = _layers.plan(self.layer_calls, self.graph)
+        skip, _ = _layers.plan(self.layer_calls, self.graph, list(self.cf.outputs))
         out: dict[str, list[str]] = {}
         for op in self.graph.get_operations():
             if op.name in skip or op.type in _PLUMBING:
@@ -601,8 +601,14 @@ class ExportSupport:
 
     @staticmethod
     def prepare_export_sample(sample: Any, target: str | None = None) -> tuple[Any, dict[str, Any]]:
-        """Dim 0 of every input is symbolic already (the exporter's default)."""
-        return sample, {}
+        """Dim 0 symbolic (``batch``) on the first input and on the inputs of its rank and batch size;
+        the others (a broadcast operand, gather indices) static."""
+        shapes = [np.shape(a) for a in sample.args]
+        if not shapes or not shapes[0]:
+            return sample, {"dynamic_shapes": [None] * len(shapes)}
+        first = shapes[0]
+        dyn = [{0: "batch"} if len(s) == len(first) and s[:1] == first[:1] and s[0] > 1 else None for s in shapes]
+        return sample, {"dynamic_shapes": dyn}
 
     def check_exported_sample(self, prim: Any, sample: Any, model: ir.Model) -> None:
         """The sample traced one of the TF ops (or Keras layers) its primitive is registered for."""

@@ -73,15 +73,28 @@ def recording(obj: Any, registry: Any, calls: list[LayerCall]) -> Iterator[None]
             object.__delattr__(layer, "call")
 
 
-def plan(calls: list[LayerCall], graph: Any) -> tuple[set[str], dict[str, list[LayerCall]]]:
-    """``(names of ops the layer calls replace, op name -> the calls emitted just before it)``.
+def plan(calls: list[LayerCall], graph: Any, outputs: list[Any]) -> tuple[set[str], dict[str, list[LayerCall]]]:
+    """``(names of ops not to convert, op name -> the layer calls emitted just before it)``.
 
-    An op of a call whose result is read outside it (a shape shared with other code) is kept.
-    A call whose outputs are only graph outputs is emitted before the graph's last op.
+    Not converted: ops the outputs do not depend on (Keras traces a recurrent cell once outside
+    its loop, for shapes) and the ops of each recorded layer call. An op of a call whose result
+    a live op outside it reads (a shape shared with other code) is kept.
     """
     ops = graph.get_operations()
+    live: set[str] = set()
+    stack = [t.op for t in outputs]
+    while stack:
+        op = stack.pop()
+        if op.name in live:
+            continue
+        live.add(op.name)
+        stack.extend(t.op for t in op.inputs)
+    unique: dict[tuple[str, ...], LayerCall] = {}
+    for call in calls:
+        unique.setdefault(tuple(t.name for t in call.outputs), call)
+    calls = list(unique.values())
     order = {op.name: i for i, op in enumerate(ops)}
-    skip: set[str] = set()
+    skip: set[str] = {op.name for op in ops if op.name not in live}
     emit_at: dict[str, list[LayerCall]] = {}
     for call in calls:
         stop = {t.name for t in call.inputs}
@@ -99,14 +112,14 @@ def plan(calls: list[LayerCall], graph: Any) -> tuple[set[str], dict[str, list[L
         # ops outside that read an inner tensor (other than the outputs) keep its producers
         kept: set[str] = set()
         for op in ops:
-            if op.name in inner:
+            if op.name in inner or op.name not in live:
                 continue
             for t in op.inputs:
                 if t.op.name in inner and t.name not in out_names:
                     kept |= _ancestors(t.op, inner)
         inner -= kept
         skip |= inner
-        readers = [op for op in ops if op.name not in inner and any(t.name in out_names for t in op.inputs)]
+        readers = [op for op in ops if op.name not in inner and op.name in live and any(t.name in out_names for t in op.inputs)]
         first = min(readers, key=lambda op: order[op.name]) if readers else ops[-1]
         emit_at.setdefault(first.name, []).append(call)
     return skip, emit_at

@@ -37,9 +37,9 @@ def binary(g, a, b):
 
 
 @exporter(
-    "RealDiv", "Div",
+    "RealDiv", "Div", "TruncateDiv",
     samples=[Sample(fn(lambda a, b: a / (tf.abs(b) + 0.5)), (_A, _B), emits=("Div",), name="realdiv"),
-             Sample(fn(lambda a, b: tf.math.truncatediv(a, b)), (ints(2, 3, low=-9, high=9), ints(3, low=1, high=4)),
+             Sample(fn(lambda a, b: tf.truncatediv(a, b)), (ints(2, 3, low=-9, high=9), ints(3, low=1, high=4)),
                     emits=("Div",), name="int_div")],
 )
 def div(g, a, b):

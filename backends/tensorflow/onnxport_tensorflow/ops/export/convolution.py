@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import keras
 import numpy as np
+import tensorflow as tf
 
 from onnxport import Sample, exporter
 
-from ._samples import rand
+from ._samples import fn, rand
 from ._window import pads, spatial
+
+
+_KD, _KG = rand(3, 3, 2, 4), rand(3, 3, 2, 6)
 
 
 def _conv(g, x, w, kernel_perm, group=1):
@@ -58,9 +62,10 @@ def _onnx_kernel(g, w, kernel_perm, nd):
         Sample(keras.layers.Conv2D(4, 3, padding="same"), (rand(2, 8, 8, 3),), emits=("Conv",), name="same"),
         Sample(keras.layers.Conv2D(6, (3, 2), strides=2, dilation_rate=1, use_bias=False), (rand(1, 9, 7, 2),),
                emits=("Conv",), name="strided_valid"),
-        Sample(keras.layers.Conv2D(4, 3, dilation_rate=2, padding="same"), (rand(1, 9, 9, 2),), emits=("Conv",),
-               name="dilated"),
-        Sample(keras.layers.Conv2D(4, 3, groups=2), (rand(1, 6, 6, 4),), emits=("Conv",), name="grouped"),
+        Sample(fn(lambda x: tf.nn.conv2d(x, _KD, 1, "SAME", dilations=2)),
+               (rand(1, 9, 9, 2),), emits=("Conv",), name="dilated"),
+        Sample(fn(lambda x: tf.nn.conv2d(x, _KG, 1, "VALID")), (rand(1, 6, 6, 4),),
+               emits=("Conv",), name="grouped"),
         Sample(keras.layers.Conv1D(5, 3, padding="same"), (rand(2, 10, 3),), emits=("Conv",), name="conv1d"),
         Sample(keras.layers.Conv3D(3, 2), (rand(1, 4, 5, 6, 2),), emits=("Conv",), name="conv3d"),
     ],

@@ -33,23 +33,46 @@ def shape(g, x):
 def reshape(g, x, target):
     """A trace-time shape is a constant (a 0 in it is a real zero: ``allowzero``)."""
     known = g.static(1)
+    if known is None:
+        known = _batch_kept(g)
     if known is not None:
         dims = [int(d) for d in known.reshape(-1)]
-        return g.op("Reshape", x, g.ints(dims), allowzero=1 if 0 in dims else None)
+        zero_is_copy = g.static(1) is None
+        return g.op("Reshape", x, g.ints(dims), allowzero=1 if 0 in dims and not zero_is_copy else None)
     return g.op("Reshape", x, g.cast(target, _I64))
+
+
+def _batch_kept(g):
+    """A target ``[tf.shape(x)[0], d1, ...]`` with constant ``d1 ...`` (Keras Flatten) as
+    ``[0, d1, ...]``: ONNX Reshape copies a 0 from the input, so no Shape/Slice nodes."""
+    target = g.tf_op.inputs[1].op
+    x = g.tf_op.inputs[0]
+    if target.type != "Pack" or not target.inputs:
+        return None
+    first = target.inputs[0].op
+    if first.type != "StridedSlice" or first.inputs[0].op.type != "Shape" or first.inputs[0].op.inputs[0] is not x:
+        return None
+    conv = g.converter
+    if [int(v) for v in np.ravel(conv.static(first.inputs[1]) if conv.static(first.inputs[1]) is not None else [-9])] != [0]:
+        return None
+    rest = [conv.static(t) for t in target.inputs[1:]]
+    if any(r is None for r in rest) or any(int(r) == 0 for r in rest):
+        return None
+    return np.asarray([0] + [int(r) for r in rest])
 
 
 @exporter(
     "Squeeze",
     samples=[Sample(fn(lambda x: tf.squeeze(x, [1])), (rand(2, 1, 3),), emits=("Squeeze",), name="axis"),
-             Sample(fn(tf.squeeze), (rand(2, 1, 3, 1),), emits=("Squeeze",), name="all")],
+             Sample(fn(tf.squeeze), (rand(1, 2, 1, 3),), emits=("Squeeze",), name="all")],
 )
 def squeeze(g, x):
     axes = g.attr("squeeze_dims") or []
     if not axes:
         shape = g.in_shape(0)
         axes = [i for i, d in enumerate(shape) if d == 1]
-        if any(d is None for d in shape):
+        out = g.out_shape()
+        if out is None or len(out) != len(shape) - len(axes):
             raise g.error("squeezing every unit dim of a tensor with unknown dims is ambiguous; name the axes")
     rank = g.rank(x)
     return g.op("Squeeze", x, g.ints([a % rank for a in axes]))

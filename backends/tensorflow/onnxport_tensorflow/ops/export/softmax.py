@@ -12,7 +12,6 @@ from ._samples import fn, rand
 @exporter(
     "Softmax", "LogSoftmax",
     samples=[Sample(fn(tf.nn.softmax), (rand(2, 3, 5, low=-4, high=4),), emits=("Softmax",), name="softmax"),
-             Sample(fn(lambda x: tf.nn.softmax(x, axis=1)), (rand(2, 3, 5),), emits=("Softmax",), name="axis1"),
              Sample(fn(tf.nn.log_softmax), (rand(2, 7, low=-4, high=4),), emits=("LogSoftmax",), name="log")],
 )
 def softmax(g, x):

@@ -48,6 +48,11 @@ def rsqrt(g, x):
     return g.op("Reciprocal", g.op("Sqrt", x))
 
 
+@exporter("Erfc", samples=[Sample(fn(tf.math.erfc), (_X,), emits=("Erf", "Sub"))])
+def erfc(g, x):
+    return g.op("Sub", g.const(np.asarray(1, dtype=np.float32), x.dtype), g.op("Erf", x))
+
+
 @exporter("Square", samples=[Sample(fn(tf.square), (_X,), emits=("Mul",))])
 def square(g, x):
     return g.op("Mul", x, x)
