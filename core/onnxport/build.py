@@ -287,6 +287,37 @@ class Builder:
     def _where(self) -> str:
         return f"graph {self.name!r}" + (f", scope {self._scope.name!r}" if self._scope else "")
 
+    def error(self, message: str) -> ConversionError:
+        """An error naming where the builder is (exporters name the traced op instead)."""
+        return ConversionError(f"{self._where()}: {message}")
+
+    # -- shape helpers --------------------------------------------------------------------------
+    def rank(self, v: ir.Value) -> int:
+        """The rank of ``v``; raises :meth:`error` when it is unknown."""
+        if v.shape is None:
+            raise self.error(f"the rank of value {v.name!r} is unknown")
+        return len(v.shape)
+
+    @staticmethod
+    def axis(dim: int, rank: int) -> int:
+        """A possibly negative dim as a non-negative axis (0-d tensors accept -1 and 0)."""
+        return dim + max(rank, 1) if dim < 0 else dim
+
+    def dim_size(self, x: ir.Value, axis: int) -> int | ir.Value:
+        """The size of ``x`` along ``axis``: an int when static, else a 1-element int64 value."""
+        if x.shape is not None and isinstance(x.shape[axis], int):
+            return x.shape[axis]
+        shape = self.op("Shape", x)
+        return self.op("Gather", shape, self.const(np.asarray([axis], dtype=np.int64)), axis=0)
+
+    def scalar(self, value: Any, dtype: ir.DataType) -> ir.Value:
+        """A 0-d constant of ``dtype`` (Python numbers) or a value cast to ``dtype``."""
+        if isinstance(value, ir.Value):
+            return self.cast(value, dtype)
+        if dtype == ir.DataType.BFLOAT16:
+            return self.cast(self.const(np.asarray(value, dtype=np.float32)), dtype)
+        return self.const(np.asarray(value), dtype)
+
     # -- subgraphs, functions, result -----------------------------------------------------------
     def subgraph(self, name: str) -> Builder:
         """A builder for a subgraph (If branch, Loop body) nested in this one."""

@@ -106,6 +106,16 @@ class Adapter:
     source: str = ""
 
 
+@dataclasses.dataclass(frozen=True)
+class DownAdapter:
+    """Rewrites a node written in ``op_type``'s newest form for a model opset below ``below``."""
+
+    op_type: str
+    below: int
+    fn: Callable[..., Any]
+    source: str = ""
+
+
 @dataclasses.dataclass
 class _ImportDecl:
     op_type: str
@@ -160,6 +170,7 @@ class Registry:
         self._imports: dict[str, dict[tuple[str, str, int], ImportPrimitive]] = {}
         self._exports: dict[str, dict[str, ExportPrimitive]] = {}
         self._adapters: dict[tuple[str, str, int], Adapter] = {}
+        self._down: dict[str, list[DownAdapter]] = {}
         self.plugins: list[str] = []
 
     # -- registration --------------------------------------------------------------------
@@ -226,6 +237,17 @@ class Registry:
             raise RegistryError(f"duplicate adapter for {op_type} from version {from_version}")
         to_version = vs[vs.index(from_version) + 1] if from_version != vs[-1] else from_version
         self._adapters[key] = Adapter(domain, op_type, from_version, to_version, fn, _source(fn))
+
+    def add_down_adapter(self, op_type: str, below: int, fn: Callable) -> None:
+        """Register ``fn(node, ctx)`` as the rewrite of ``op_type`` for model opsets below ``below``
+        (:func:`onnxport.export.downgrade` runs it with an :class:`onnxport.export.DownContext`)."""
+        rules = self._down.setdefault(op_type, [])
+        for old in rules:
+            if old.below == below:
+                raise RegistryError(
+                    f"duplicate down-adapter for {op_type} below opset {below}: {old.source} and {_source(fn)}"
+                )
+        rules.append(DownAdapter(op_type, below, fn, _source(fn)))
 
     def discover(self, package: str, *, backend: str) -> int:
         """Import every module under ``package`` and register the primitives marked in them.
@@ -297,6 +319,12 @@ class Registry:
 
     def adapter(self, domain: str, op_type: str, from_version: int) -> Adapter | None:
         return self._adapters.get((domain, op_type, from_version))
+
+    def down_adapters(self, op_type: str | None = None) -> list[DownAdapter]:
+        """Registered down-adapters (of one op, in registration order; or all)."""
+        if op_type is not None:
+            return list(self._down.get(op_type, ()))
+        return [r for op in sorted(self._down) for r in self._down[op]]
 
     def adapters(self) -> list[Adapter]:
         return sorted(self._adapters.values(), key=lambda a: (a.domain, a.op_type, a.from_version))

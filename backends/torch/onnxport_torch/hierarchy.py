@@ -27,12 +27,13 @@ import torch.fx as fx
 from torch import nn
 
 from onnxport.errors import ConversionError
+from onnxport.export import CLASS_HIERARCHY_KEY, NAME_SCOPES_KEY
 
 if TYPE_CHECKING:
     from .importer import OnnxModule, _State
 
-SCOPES_KEY = "pkg.torch.onnx.name_scopes"
-CLASSES_KEY = "pkg.torch.onnx.class_hierarchy"
+SCOPES_KEY = NAME_SCOPES_KEY
+CLASSES_KEY = CLASS_HIERARCHY_KEY
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$|^[0-9]+$")
 _RESERVED = set(dir(nn.Module)) | {"graph", "code", "meta", "forward", "onnx_constants"}
