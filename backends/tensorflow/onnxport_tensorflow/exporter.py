@@ -5,8 +5,9 @@ The flow: the object (a Keras model or layer, a ``tf.function``, a ``tf.Module``
 from the example inputs (dim 0 left unknown unless ``dynamic_shapes`` says otherwise) -> a check
 that every TF op has a primitive (one error lists them all) -> a walk of the graph's operations
 in order, calling the primitive registered for each op type with a :class:`TFGraph` as ``g`` ->
-the layout pass (Transposes pushed through elementwise ops until pairs cancel) -> the core's
-optimizer, down-adaptation and opset check -> an ``onnx_ir.Model``.
+the layout pass (:func:`onnxport.transpose.push_transposes`: Transposes pushed through
+elementwise ops until pairs cancel) -> the core's export pipeline (:func:`onnxport.export.finish`:
+optimizer, down-adaptation, opset check) -> an ``onnx_ir.Model``.
 
 Variables become initializers named by their Keras weight paths (``dense/kernel``: the root
 model's own name is left out) or, for plain ``tf.Variable``\\ s, their names; one variable is one
@@ -26,14 +27,11 @@ import onnx_ir as ir
 import tensorflow as tf
 
 import onnxport
-from onnxport.build import Builder, check_opset
+from onnxport import export as _export
+from onnxport.build import Builder
 from onnxport.errors import ConversionError, InputError, UnsupportedOpError
 
 from . import layers as _layers
-
-#: The opset written when none is asked for, and the oldest one the exporter supports.
-DEFAULT_OPSET = 18
-MIN_OPSET = 13
 
 #: TF ops the walk handles itself (graph plumbing, no ONNX node).
 _PLUMBING = {"Placeholder", "Const", "NoOp", "ReadVariableOp", "Identity", "StopGradient",
@@ -113,23 +111,7 @@ class TFGraph(Builder):
         where = f"{op.type} (op {op.name!r})" if op is not None else "?"
         return ConversionError(f"exporting TF {where}: {message}")
 
-    # -- value helpers ---------------------------------------------------------------------------
-    def rank(self, v: ir.Value) -> int:
-        if v.shape is None:
-            raise self.error(f"the rank of value {v.name!r} is unknown")
-        return len(v.shape)
-
-    def axis(self, dim: int, rank: int) -> int:
-        """A possibly negative axis as a non-negative one."""
-        return dim + max(rank, 1) if dim < 0 else dim
-
-    def dim_size(self, x: ir.Value, axis: int) -> int | ir.Value:
-        """The size of ``x`` along ``axis``: an int when static, else a 1-element int64 value."""
-        if x.shape is not None and isinstance(x.shape[axis], int):
-            return x.shape[axis]
-        shape = self.op("Shape", x)
-        return self.op("Gather", shape, self.const(np.asarray([axis], dtype=np.int64)), axis=0)
-
+    # -- value helpers (rank, axis, dim_size: the core Builder's) ---------------------------------
     def nchw(self, x: ir.Value, nd: int) -> ir.Value:
         """A channels-last value as channels-first (a Transpose the layout pass may cancel)."""
         return self.op("Transpose", x, perm=[0, nd + 1] + list(range(1, nd + 1)))
@@ -346,7 +328,7 @@ def _traceable(obj: Any) -> tuple[Callable[..., Any], Any]:
     """``(function to wrap in tf.function, the object whose variables are named)``."""
     if _is_keras(obj):
         return (lambda *a: obj(*a, training=False)), obj
-    call = getattr(obj, "__call__", None)
+    call = obj.__call__ if callable(obj) else None
     if isinstance(obj, tf.Module) and hasattr(call, "get_concrete_function"):
         return call, obj
     if hasattr(obj, "get_concrete_function"):  # a tf.function
@@ -434,31 +416,33 @@ def export_model(
     opset: int | None = None,
     dynamic_shapes: Sequence[dict[int, str] | None] | None = None,
     inputs_as_nchw: Sequence[int | str] = (),
-    optimize: bool = True,
-    input_names: Sequence[str] | None = None,
-    output_names: Sequence[str] | None = None,
+    **options: Any,
 ) -> ir.Model:
     """Export a Keras model or layer, a ``tf.function`` or a ``tf.Module`` to an ONNX IR model.
 
     :param obj: what to export; Keras models run with ``training=False``.
     :param example_inputs: a tensor (or array) or a tuple of positional inputs.
-    :param opset: the default-domain opset, :data:`MIN_OPSET` to the newest onnx knows
-        (default :data:`DEFAULT_OPSET`).
+    :param opset: the default-domain opset (:func:`onnxport.export.choose_opset`).
     :param dynamic_shapes: per input, a dict from axis to a symbolic dim name (``{0: "batch"}``);
         default: dim 0 of every input is ``batch``. ``()``/``[None, ...]`` for static shapes.
     :param inputs_as_nchw: graph inputs (by position or name) given channels-first: the ONNX
         input is NCHW and transposed to the model's NHWC inside (the Transpose cancels against the
         first Conv's).
-    :param optimize: fold constants and static shapes, cancel Transposes, drop no-ops.
-    :param input_names: graph input names (default: the traced function's argument names).
-    :param output_names: graph output names (default: ``output_0`` ...; dict outputs: the keys).
+    :param options: the core's export options (:class:`onnxport.export.ExportOptions`):
+        ``optimize`` (fold constants, cancel Transposes, drop no-ops; default True),
+        ``fold_batchnorm``, ``input_names`` (default: the Keras Input layers' or the traced
+        function's argument names), ``output_names`` (default ``output_0`` ...; dict outputs: keys).
+        ``functions=True`` is not supported by this exporter yet.
     """
-    from onnxport import spec as _spec
     from onnxport.plugins import registry
 
-    opset = DEFAULT_OPSET if opset is None else int(opset)
-    if not MIN_OPSET <= opset <= _spec.latest_opset():
-        raise ConversionError(f"opset {opset} is outside the supported range {MIN_OPSET}..{_spec.latest_opset()}")
+    opts = _export.ExportOptions.from_kwargs(options)
+    if options:
+        raise InputError(f"unknown export options: {sorted(options)}")
+    if opts.functions:
+        raise InputError("functions=True is not supported by the tensorflow exporter yet")
+    opset = _export.choose_opset(opset if opset is not None else opts.opset)
+    opts.opset = opset
     fn, holder = _traceable(obj)
     args = _as_tensors(example_inputs)
     shapes = _input_shapes(args, dynamic_shapes, ())
@@ -482,8 +466,8 @@ def export_model(
             f"no tensorflow export primitive for {len(missing)} op(s) of this model:\n" + "\n".join(lines),
             [("tensorflow", kind, 0, names) for kind, names in sorted(missing.items())],
         )
-    names = list(input_names) if input_names else _arg_names(cf, len(args), obj)
-    outs = list(output_names) if output_names else _output_names(cf)
+    names = _arg_names(cf, len(args), obj)
+    outs = _output_names(cf)
     nchw = _nchw_positions(inputs_as_nchw, names)
     onnx_shapes = [(_to_nchw(s) if i in nchw else s) for i, s in enumerate(shapes)]
     g = TFGraph(opset, name=_NAME.sub("_", getattr(obj, "name", None) or type(obj).__name__), converter=conv)
@@ -492,24 +476,13 @@ def export_model(
     else:
         conv.run(g, names, onnx_shapes, outs)
     model = g.model(producer="onnxport-tensorflow")
-    _finish(model, optimize)
-    model.meta["onnxport.tensorflow.targets"] = sorted(conv.used_targets)
-    return model
-
-
-def _finish(model: ir.Model, optimize: bool) -> None:
-    """Optimize (layout pass, folding), down-adapt to the model's opset and check it."""
-    if optimize:
+    if opts.optimize:  # the layout pass first, on a folded graph; the core pipeline does the rest
         from onnxport.optimize import optimize as _optimize
         from onnxport.transpose import push_transposes
 
         _optimize(model)
         push_transposes(model)
-        _optimize(model)
-    from onnxport_opsets.down import downgrade
-
-    downgrade(model)
-    check_opset(model)
+    return _export.finish(model, opts, backend="tensorflow", targets=conv.used_targets)
 
 
 def _arg_names(cf: Any, n: int, obj: Any = None) -> list[str]:
@@ -613,7 +586,7 @@ class ExportSupport:
     def check_exported_sample(self, prim: Any, sample: Any, model: ir.Model) -> None:
         """The sample traced one of the TF ops (or Keras layers) its primitive is registered for."""
         targets = {p.target for p in onnxport.registry().exports(self.name) if p.fn is prim.fn}
-        traced = model.meta.get("onnxport.tensorflow.targets", [])
+        traced = model.meta.get(_export.targets_key(self.name), [])
         assert targets & set(traced), f"the sample exercises none of {sorted(targets)}; traced: {traced}"
 
     @staticmethod

@@ -17,7 +17,6 @@ from onnxport import Sample, exporter
 from ._samples import fn, rand
 from ._window import pads, spatial
 
-
 _KD, _KG = rand(3, 3, 2, 4), rand(3, 3, 2, 6)
 
 

@@ -9,7 +9,6 @@ from onnxport import Sample, exporter
 
 from ._samples import fn, rand
 
-
 _W = rand(4, 2, 3)
 
 
