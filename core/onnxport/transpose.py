@@ -4,7 +4,7 @@ Exporters of channels-last frameworks (TensorFlow, JAX) emit each Conv / pooling
 as ``Transpose(NHWC->NCHW) -> op -> Transpose(NCHW->NHWC)``. :func:`push_transposes` moves a
 Transpose below the ops that do not care about the layout (elementwise math, whose other operands
 are Transposes of the same permutation, constants or broadcast vectors; reductions and Concat,
-whose axes are renumbered; Softmax), composes a Transpose of a Transpose into one and drops
+whose axes are renumbered; Softmax; a Pad with constant pads, which are permuted), composes a Transpose of a Transpose into one and drops
 identity permutations, so that a chain of convolutions keeps one Transpose at its input and one
 where a layout-bound op (a Reshape, a graph output) reads it.
 
@@ -163,11 +163,19 @@ class _Pass:
             idx = range(len(data))
         elif op == "Softmax" and self.opset >= 13:
             idx = range(1)
+        elif op == "Pad":
+            pads = _constant(data[1]) if len(data) > 1 and data[1] is not None else None
+            if pads is None or (len(data) > 3 and data[3] is not None) or data[0] is not t.outputs[0]:
+                return False
+            pads = np.asarray(pads).reshape(-1)
+            inv = _inverse(perm)
+            axes_attr = [int(pads[inv[k]]) for k in range(rank)] + [int(pads[rank + inv[k]]) for k in range(rank)]
+            idx = range(1)
         else:
             return False
         replaced: dict[int, Any] = {}
         for i in idx:
-            if op in _REDUCE or op == "Softmax":
+            if op in _REDUCE or op in ("Softmax", "Pad"):
                 if data[i] is not t.outputs[0]:
                     return False
                 replaced[i] = t.inputs[0]
@@ -196,7 +204,9 @@ class _Pass:
                     r = node.outputs[0]
             if r is not data[i]:
                 user.replace_input_with(i, r)
-        if axes_attr is not None:
+        if op == "Pad":
+            user.replace_input_with(1, self._const(np.asarray(axes_attr, dtype=np.int64), user))
+        elif axes_attr is not None:
             if len(data) > 1 and data[1] is not None:
                 user.replace_input_with(1, self._const(np.asarray(axes_attr, dtype=np.int64), user))
             else:

@@ -158,6 +158,7 @@ class _Converter:
         #: the layer call a layer primitive is exporting
         self.current_call: _layers.LayerCall | None = None
         self._static: dict[str, np.ndarray | None] = {}
+        self._plan: tuple[set[str], dict[str, list[_layers.LayerCall]]] | None = None
         self._resources: dict[str, tuple[str, Any]] = {}
         for external, internal in self.graph.captures:
             hit = variables.get(id(external))
@@ -206,7 +207,7 @@ class _Converter:
                                   f"{len(shapes)} were given")
         for t, name, shape in zip(placeholders, input_names, shapes):
             env[t.name] = g.input(name, onnx_dtype(t.dtype), shape)
-        skip, emit_at = _layers.plan(self.layer_calls, self.graph, list(self.cf.outputs))
+        skip, emit_at = self.plan()
         for op in self.graph.get_operations():
             for call in emit_at.get(op.name, ()):
                 self.emit_layer(g, call, env)
@@ -287,10 +288,16 @@ class _Converter:
             out = prim.fn(g, call.layer, *ins)
         self.bind(g, call.outputs, out, env)
 
+    def plan(self) -> tuple[set[str], dict[str, list[_layers.LayerCall]]]:
+        """The ops not converted and where layer calls are emitted (computed once)."""
+        if self._plan is None:
+            self._plan = _layers.plan(self.layer_calls, self.graph, list(self.cf.outputs))
+        return self._plan
+
     # -- checks --------------------------------------------------------------------------------------
     def missing(self) -> dict[str, list[str]]:
         """TF op types without a primitive (outside layers exported whole), with op names."""
-        skip, _ = _layers.plan(self.layer_calls, self.graph, list(self.cf.outputs))
+        skip, _ = self.plan()
         out: dict[str, list[str]] = {}
         for op in self.graph.get_operations():
             if op.name in skip or op.type in _PLUMBING:

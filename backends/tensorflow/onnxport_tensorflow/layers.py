@@ -109,17 +109,17 @@ def plan(calls: list[LayerCall], graph: Any, outputs: list[Any]) -> tuple[set[st
                 if t.name not in stop:
                     stack.append(t.op)
         out_names = {t.name for t in call.outputs}
-        # ops outside that read an inner tensor (other than the outputs) keep its producers
+        # live ops outside that read an inner tensor (other than the outputs) keep its producers
         kept: set[str] = set()
-        for op in ops:
-            if op.name in inner or op.name not in live:
-                continue
-            for t in op.inputs:
-                if t.op.name in inner and t.name not in out_names:
+        for name in list(inner):
+            for t in graph.get_operation_by_name(name).outputs:
+                if t.name in out_names:
+                    continue
+                if any(c.name not in inner and c.name in live for c in t.consumers()):
                     kept |= _ancestors(t.op, inner)
         inner -= kept
         skip |= inner
-        readers = [op for op in ops if op.name not in inner and op.name in live and any(t.name in out_names for t in op.inputs)]
+        readers = [c for t in call.outputs for c in t.consumers() if c.name not in inner and c.name in live]
         first = min(readers, key=lambda op: order[op.name]) if readers else ops[-1]
         emit_at.setdefault(first.name, []).append(call)
     return skip, emit_at
