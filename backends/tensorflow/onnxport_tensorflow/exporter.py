@@ -34,7 +34,7 @@ from onnxport.errors import ConversionError, InputError, UnsupportedOpError
 from . import layers as _layers
 
 #: TF ops the walk handles itself (graph plumbing, no ONNX node).
-_PLUMBING = {"Placeholder", "Const", "NoOp", "ReadVariableOp", "Identity", "StopGradient",
+_PLUMBING = {"Placeholder", "Const", "NoOp", "ReadVariableOp", "Identity", "IdentityN", "StopGradient",
              "PreventGradient", "Snapshot"}
 
 #: meta key of an initializer stored in an ONNX op's layout (and how to undo it)
@@ -245,6 +245,11 @@ class _Converter:
                 raise ConversionError(f"ReadVariableOp {op.name!r} reads {res!r}, which is no captured variable")
             env[op.outputs[0].name] = lambda gg, hit=hit: self.variable_value(gg, hit)
             return
+        if kind == "IdentityN":  # custom gradients (Keras swish): output i is input i
+            for src, out in zip(op.inputs, op.outputs):
+                hit = env.get(src.name)
+                env[out.name] = hit if hit is not None else (lambda gg, t=src: self.value(gg, t, env))
+            return
         if kind in ("Identity", "StopGradient", "PreventGradient", "Snapshot"):
             src = op.inputs[0]
             hit = env.get(src.name)
@@ -358,7 +363,15 @@ def variable_names(obj: Any, fn: Any) -> dict[int, tuple[str, Any]]:
     holders = [obj] if isinstance(obj, tf.Module) and not _is_keras(obj) else []
     holders += [h for h in (getattr(fn, "__self__", None),) if isinstance(h, tf.Module)]
     for holder in holders:
-        for v in holder.variables:
+        named = getattr(holder, "weights", None)
+        if isinstance(named, dict) and all(isinstance(v, tf.Variable) for v in named.values()):
+            found.extend(named.items())  # a module imported from ONNX: its initializer names
+            continue
+        try:
+            held = list(holder.variables)
+        except Exception:  # a module whose attributes tf.Module cannot walk: the trace's captures name them
+            held = []
+        for v in held:
             found.append((v.name.split(":")[0], v))
     out: dict[int, tuple[str, Any]] = {}
     taken: set[str] = set()
@@ -452,6 +465,8 @@ def export_model(
     opts.opset = opset
     fn, holder = _traceable(obj)
     args = _as_tensors(example_inputs)
+    if _is_keras(obj) and not obj.built:
+        obj(*args, training=False)  # variables are made eagerly, not inside the trace
     shapes = _input_shapes(args, dynamic_shapes, ())
     specs = [tf.TensorSpec([d if isinstance(d, int) else None for d in s], a.dtype) for a, s in zip(args, shapes)]
     reg = registry()
@@ -461,7 +476,18 @@ def export_model(
         try:
             cf = tf_fn.get_concrete_function(*specs)
         except Exception as exc:
-            raise ConversionError(f"TensorFlow could not trace {type(obj).__qualname__}: {type(exc).__name__}: {exc}") from exc
+            if dynamic_shapes is not None or all(d is not None for sp in specs for d in sp.shape):
+                raise ConversionError(
+                    f"TensorFlow could not trace {type(obj).__qualname__}: {type(exc).__name__}: {exc}") from exc
+            # a function with a fixed input signature: its own (static) shapes
+            shapes = [list(a.shape.as_list()) for a in args]
+            specs = [tf.TensorSpec(a.shape, a.dtype) for a in args]
+            layer_calls.clear()
+            try:
+                cf = tf_fn.get_concrete_function(*specs)
+            except Exception as exc2:
+                raise ConversionError(
+                    f"TensorFlow could not trace {type(obj).__qualname__}: {type(exc2).__name__}: {exc2}") from exc2
     variables = variable_names(holder, fn)
     _closure_variables(cf, variables)
     conv = _Converter(cf, reg, variables, layer_calls)
@@ -601,6 +627,21 @@ class ExportSupport:
         """The tensor leaves of ``fn``'s output (Keras layers with ``training=False``)."""
         out = fn(*args, training=False, **kwargs) if _is_keras(fn) else fn(*args, **kwargs)
         return [np.asarray(t) for t in tf.nest.flatten(out)]
+
+    @staticmethod
+    def check_roundtrip(sample: Any, imported: Any) -> None:
+        """Every variable of a Keras / TF sample comes back as a variable under its exported
+        name, with its value (weights stored in an ONNX layout, Conv kernels, keep their name)."""
+        fn, holder = _traceable(sample.fn)
+        ours = {name: var for name, var in variable_names(holder, fn).values()}
+        back = getattr(imported, "weights", None)
+        assert isinstance(back, dict), f"the imported {type(imported).__name__} has no weights dict"
+        missing = sorted(set(ours) - set(back))
+        assert not missing, f"variables {missing} are missing after the round trip; it has {sorted(back)}"
+        for name, var in ours.items():
+            want, got = np.asarray(var.numpy()), np.asarray(back[name].numpy())
+            if want.shape == got.shape:
+                np.testing.assert_array_equal(got, want, err_msg=f"variable {name!r} changed in the round trip")
 
     @staticmethod
     def to_numpy(x: Any) -> np.ndarray:
