@@ -42,10 +42,11 @@ class CallState:
     """What one traced call adds to the import-time facts: its seed and the variable updates
     (BatchNormalization's running statistics in training mode) its nodes produce."""
 
-    __slots__ = ("seed", "updates")
+    __slots__ = ("seed", "updates", "variables")
 
-    def __init__(self, seed: Any = None):
+    def __init__(self, seed: Any = None, variables: dict[str, Any] | None = None):
         self.seed = seed
+        self.variables = variables or {}
         self.updates: list[tuple[Any, Any]] = []
 
 
@@ -148,11 +149,13 @@ class NodeContext:
         """The variable name of input ``i`` when it is a trainable initializer, else None."""
         return self._param_keys.get(i)
 
-    def update(self, target: Any, value: Any) -> None:
-        """Assign ``value`` to the variable ``target`` after the call (running statistics)."""
-        call = CALL.get()
-        if call is not None and isinstance(target, tf.Variable):
-            call.updates.append((target, value))
+    def update(self, i: int, value: Any) -> None:
+        """Assign ``value`` to the variable of initializer input ``i`` after the call (running
+        statistics); a no-op when that input is not held in a variable."""
+        call, key = CALL.get(), self._param_keys.get(i)
+        if call is not None and key in call.variables:
+            var = call.variables[key]
+            call.updates.append((var, tf.cast(value, var.dtype)))
 
     def error(self, message: str) -> ConversionError:
         """A ConversionError naming this node: ``raise ctx.error("...")``."""

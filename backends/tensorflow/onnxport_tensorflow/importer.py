@@ -301,10 +301,11 @@ class TfModel(tf.Module):
 
     def _rebuild(self) -> None:
         sig = self.input_signature
+        # autograph off: the graph walk is plain Python that must run once per trace, unconverted
         if sig is None:
-            self.serve = tf.function(self.forward, reduce_retracing=True)
+            self.serve = tf.function(self.forward, reduce_retracing=True, autograph=False)
         else:
-            self.serve = tf.function(self.forward, input_signature=sig)
+            self.serve = tf.function(self.forward, input_signature=sig, autograph=False)
         self.__call__ = self.serve  # what tf.saved_model.load's object is called through
 
     # -- running ------------------------------------------------------------------------
@@ -314,11 +315,12 @@ class TfModel(tf.Module):
         values = [self._check_input(spec, x) for spec, x in zip(self._info["inputs"], values)]
         return self.serve(*values)
 
+    @tf.autograph.experimental.do_not_convert
     def forward(self, *inputs: Any) -> Any:
         """The graph on tensors, as a plain Python function (trace it, or call it eagerly)."""
         if len(inputs) != len(self._program.inputs):
             raise InputError(f"the model takes {len(self._program.inputs)} input(s), got {len(inputs)}")
-        state = CallState(self._seed)
+        state = CallState(self._seed, self.weights)
         token = CALL.set(state)
         try:
             env = _Env(self._static)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import tensorflow as tf
 
 from onnxport import importer
 
-from ...context import ints
+from ._static import dims
 
 
 @importer("Constant", since=25)
@@ -34,5 +35,7 @@ def constant(ctx, *, sparse_value, value, value_float, value_floats, value_int, 
 @importer("ConstantOfShape", since=25)
 def constant_of_shape(ctx, shape, *, value):
     fill = np.asarray(value).reshape(-1) if value is not None else np.zeros(1, np.float32)
-    dims = ints(ctx, 0, shape)
-    return np.full(dims, fill[0], dtype=fill.dtype)
+    target = dims(ctx, 0, shape)
+    if isinstance(target, list):
+        return np.full(target, fill[0], dtype=fill.dtype)
+    return tf.fill(target, tf.constant(fill[0], tf.as_dtype(fill.dtype)))  # a runtime shape

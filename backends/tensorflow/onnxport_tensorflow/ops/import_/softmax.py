@@ -7,14 +7,27 @@ import tensorflow as tf
 from onnxport import importer
 
 
+def _last(x, axis) -> bool:
+    return axis in (-1, len(x.shape) - 1)
+
+
 @importer("Softmax", since=13)
 def softmax(ctx, x, *, axis):
-    return tf.nn.softmax(x, axis=axis)
+    x = tf.convert_to_tensor(x)
+    if _last(x, axis):
+        return tf.nn.softmax(x)
+    # another axis: reduce along it directly (tf.nn.softmax would transpose it last and back)
+    e = tf.exp(x - tf.stop_gradient(tf.reduce_max(x, axis=axis, keepdims=True)))
+    return e / tf.reduce_sum(e, axis=axis, keepdims=True)
 
 
 @importer("LogSoftmax", since=13)
 def log_softmax(ctx, x, *, axis):
-    return tf.nn.log_softmax(x, axis=axis)
+    x = tf.convert_to_tensor(x)
+    if _last(x, axis):
+        return tf.nn.log_softmax(x)
+    d = x - tf.stop_gradient(tf.reduce_max(x, axis=axis, keepdims=True))
+    return d - tf.math.log(tf.reduce_sum(tf.exp(d), axis=axis, keepdims=True))
 
 
 @importer("Hardmax", since=13)
