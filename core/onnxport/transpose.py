@@ -199,7 +199,8 @@ class _Pass:
                     node = ir.Node("", "Reshape", [data[i], shape], name=self._fresh(f"{user.name}/Reshape"))
                     node.outputs[0].name = self._fresh(f"{data[i].name}_reshaped")
                     node.outputs[0].dtype = data[i].dtype
-                    node.outputs[0].shape = ir.Shape(payload)
+                    if data[i].dtype is not None:
+                        node.outputs[0].shape = ir.Shape(payload)
                     self.graph.insert_before(user, node)
                     r = node.outputs[0]
             if r is not data[i]:
@@ -221,10 +222,12 @@ class _Pass:
                            name=self._fresh(f"{user.name}/Transpose"))
         new_out = new_node.outputs[0]
         new_out.name = self._fresh(f"{out.name}_nhwc")
-        new_out.dtype, new_out.shape = out.dtype, old_shape
+        new_out.dtype = out.dtype
+        if out.dtype is not None:
+            new_out.shape = old_shape
         out.replace_all_uses_with(new_out)
         new_node.replace_input_with(0, out)
-        if old_shape is not None and len(old_shape) == len(new_perm):
+        if old_shape is not None and len(old_shape) == len(new_perm) and out.dtype is not None:
             inv = _inverse(new_perm)
             out.shape = ir.Shape([old_shape[inv[i]] for i in range(len(new_perm))])
         self.graph.insert_after(user, new_node)

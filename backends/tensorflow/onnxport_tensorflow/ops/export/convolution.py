@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import keras
 import numpy as np
+import onnx_ir as ir
 import tensorflow as tf
 
 from onnxport import Sample, exporter
@@ -18,6 +19,7 @@ from ._samples import fn, rand
 from ._window import pads, spatial
 
 _KD, _KG = rand(3, 3, 2, 4), rand(3, 3, 2, 6)
+_FLOATS = (ir.DataType.FLOAT, ir.DataType.DOUBLE, ir.DataType.FLOAT16, ir.DataType.BFLOAT16)
 
 
 def _conv(g, x, w, kernel_perm, group=1):
@@ -33,7 +35,12 @@ def _conv(g, x, w, kernel_perm, group=1):
     weight = g.weight(w, kernel_perm.__name__, kernel_perm, lambda v: _onnx_kernel(g, v, kernel_perm, nd))
     channels_last = not fmt.startswith("NC")
     xin = g.nchw(x, nd) if channels_last else x
+    dtype = x.dtype
+    if dtype not in _FLOATS:  # ONNX Conv is float-only: integer data runs in float32
+        xin, weight = g.cast(xin, ir.DataType.FLOAT), g.cast(weight, ir.DataType.FLOAT)
     y = g.op("Conv", xin, weight, strides=strides, dilations=dilations, group=group, **attrs)
+    if dtype not in _FLOATS:
+        y = g.op("Cast", y, to=dtype)
     return g.nhwc(y, nd) if channels_last else y
 
 

@@ -128,6 +128,12 @@ def like(g, x):
     samples=[Sample(fn(lambda x: x * tf.range(0.0, 3.0, 1.0)), (rand(2, 3),), emits=(), name="range")],
 )
 def range_(g, start, limit, delta):
+    """ONNX Range has no 16-bit floats: those run in float32 and are cast back."""
+    dt = g.out_dtype()
+    if dt in (ir.DataType.BFLOAT16, ir.DataType.FLOAT16):
+        f32 = ir.DataType.FLOAT
+        out = g.op("Range", g.cast(start, f32), g.cast(limit, f32), g.cast(delta, f32))
+        return g.op("Cast", out, to=dt)
     return g.op("Range", start, limit, delta)
 
 
