@@ -1,4 +1,4 @@
-"""The ``onnxport`` command: info, ops, check, convert, coverage, new-op.
+"""The ``onnxport`` command: info, prune, ops, check, convert, coverage, new-op, new-plugin.
 
 Every error onnxport raises on purpose prints as one line (``onnxport: error: ...``) and exits
 with status 1; usage errors exit with 2 (argparse).
@@ -9,13 +9,13 @@ from __future__ import annotations
 import argparse
 import collections
 import os
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from .errors import OnnxportError
+from .scaffold import scaffold, snake  # noqa: F401 - snake is re-exported (onnxport.cli.snake)
 
 DEFAULT_REPORT = os.path.join("reports", "testkit.json")
 #: environment variable naming the testkit report ``onnxport coverage`` reads by default
@@ -85,6 +85,28 @@ def cmd_info(args: argparse.Namespace) -> int:
             _out(f"  {b}: lacks {len(ops)} op(s): {', '.join(ops)}")
         except OnnxportError as exc:
             _out(f"  {b}: cannot prepare the model: {str(exc).splitlines()[0]}")
+    if getattr(args, "groups", False):
+        from .edit import size_groups
+
+        _out(str(size_groups(model)))
+    return 0
+
+
+# -- prune -----------------------------------------------------------------------------------------
+def cmd_prune(args: argparse.Namespace) -> int:
+    from . import io as _io
+    from .edit import prune_channels, size_groups
+
+    before = size_groups(args.model)
+    pruned = prune_channels(before.model, fraction=args.fraction, per=args.per, multiple_of=args.multiple_of)
+    after = {g.name: g.size for g in size_groups(pruned)}
+    _io.save(pruned, args.output)
+    changed = [(g.name, g.size, after.get(g.name, g.size)) for g in before if after.get(g.name, g.size) != g.size]
+    for name, old, new in changed:
+        _out(f"  {name}: {old} -> {new} channels")
+    params = [sum(int(v.const_value.size) for v in m.graph.initializers.values() if v.const_value is not None)
+              for m in (before.model, pruned)]
+    _out(f"pruned {len(changed)} group(s); parameters {params[0]:,} -> {params[1]:,}; wrote {args.output}")
     return 0
 
 
@@ -169,10 +191,10 @@ def cmd_convert(args: argparse.Namespace) -> int:
 def cmd_coverage(args: argparse.Namespace) -> int:
     from . import coverage as _cov
 
-    report = args.report or os.environ.get(REPORT_ENV) or DEFAULT_REPORT
+    reports = args.report or [os.environ.get(REPORT_ENV) or DEFAULT_REPORT]
     fmt = args.format or _format_from_path(args.output)
     opsets = [args.opset] if args.opset is not None and fmt != "md" else None
-    cov = _cov.from_report(report, opsets)
+    cov = _cov.from_reports(reports, opsets)
     text = _cov.render(cov, fmt, args.opset)
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
@@ -191,83 +213,7 @@ def _format_from_path(path: str | None) -> str:
     return "md"
 
 
-# -- new-op ----------------------------------------------------------------------------------------
-def snake(op_type: str) -> str:
-    """``BatchNormalization`` -> ``batch_normalization``, ``GRU`` -> ``gru``, ``Conv2DTranspose`` -> ``conv2d_transpose``."""
-    s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", op_type)
-    s = re.sub(r"([a-z\d])([A-Z])", r"\1_\2", s)
-    return s.lower()
-
-
-def _param_name(name: str, taken: set[str]) -> str:
-    import keyword
-
-    s = re.sub(r"\W", "_", name).lower() or "x"
-    if keyword.iskeyword(s) or s in ("ctx",) or s[0].isdigit():
-        s = s + "_"
-    while s in taken:
-        s += "_"
-    taken.add(s)
-    return s
-
-
-def scaffold(op_type: str, backend: str, domain: str = "") -> str:
-    """The source of a new import primitive for ``op_type``: its newest signature from the spec."""
-    from . import spec as _spec
-
-    version = _spec.latest_version(op_type, domain)
-    s = _spec.get_spec(op_type, version, domain)
-    taken: set[str] = set()
-    params, doc_inputs = [], []
-    for p in s.inputs:
-        name = _param_name(p.name, taken)
-        allowed = s.allowed_types(p)
-        types = ", ".join(allowed[:6]) + (f" ... ({len(allowed)} types)" if len(allowed) > 6 else "")
-        doc_inputs.append(f"    {name} ({p.option}): {p.name}: {types}")
-        if p.option == "variadic":
-            params.append(f"*{name}")
-        elif p.option == "optional":
-            params.append(f"{name}=None")
-        else:
-            params.append(name)
-    has_star = any(p.startswith("*") for p in params)
-    # a required input after an optional one would be a syntax error: make the rest optional
-    seen_default = False
-    for i, p in enumerate(params):
-        if p.endswith("=None"):
-            seen_default = True
-        elif seen_default and not p.startswith("*"):
-            params[i] = p + "=None"
-    attrs = []
-    for a in sorted(s.attributes.values(), key=lambda a: a.name):
-        attrs.append(f"{a.py_name}={a.default!r}" if not a.required else a.py_name)
-    sig = ", ".join(["ctx", *params])
-    if attrs:
-        sig += (", " if has_star else ", *, ") + ", ".join(attrs)
-    outputs = ", ".join(p.name for p in s.outputs)
-    func = _param_name(snake(op_type), set(taken))
-    dom = f', domain="{domain}"' if domain else ""
-    return f'''"""{op_type} (ONNX {domain or 'ai.onnx'}, version {version}) for the {backend} backend.
-
-Generated by `onnxport new-op {op_type} --backend {backend}`. Inputs (ONNX order):
-{chr(10).join(doc_inputs) or "    (none)"}
-Outputs: {outputs}.
-Attributes arrive as keyword arguments with the spec's defaults filled in by the core.
-Run its generated tests with:
-    python -m pytest tests/test_generated.py -q -n 0 --onnxport-backend {backend} --onnxport-op {op_type}
-"""
-
-from __future__ import annotations
-
-from onnxport import importer
-
-
-@importer("{op_type}", since={version}{dom})
-def {func}({sig}):
-    raise ctx.error("{op_type} is not implemented yet: write it here")
-'''
-
-
+# -- new-op, new-plugin ---------------------------------------------------------------------------------
 def _backend_import_dir(backend: str, root: str | None) -> Path:
     if root:
         return Path(root) / "backends" / backend / f"onnxport_{backend}" / "ops" / "import_"
@@ -283,28 +229,62 @@ def _backend_import_dir(backend: str, root: str | None) -> Path:
 
 
 def cmd_new_op(args: argparse.Namespace) -> int:
+    from . import scaffold as _sc
     from .plugins import registry
 
-    source = scaffold(args.op, args.backend, args.domain)  # raises for an op ONNX does not define
-    folder = _backend_import_dir(args.backend, args.root)
+    plugin = _sc.find_plugin(Path(args.into)) if args.into else None
+    backend = args.backend or (plugin.backend if plugin else None)
+    if not backend:
+        raise OnnxportError("new-op needs --backend B (or --into PLUGIN_DIR, whose pyproject names the backend)")
+    found = _sc.find_op(args.op, args.domain)
+    qualified = f"{found.domain}::{found.op_type}" if found.domain else found.op_type
+    command = f"onnxport new-op {qualified} --backend {backend}"
+    if found.standard:
+        if args.inputs or args.attribute or args.since is not None:
+            raise OnnxportError(f"{qualified} is an ONNX op: its inputs, attributes and version come from the spec")
+        source = scaffold(found.op_type, backend, found.domain, command=command, plugin=plugin is not None)
+    else:
+        attributes = [_sc.parse_attribute(a) for a in args.attribute or []]
+        inputs = [n.strip() for n in args.inputs.split(",") if n.strip()] if args.inputs else None
+        source = _sc.scaffold_custom(found.op_type, backend, found.domain, since=args.since or 1,
+                                     inputs=inputs, attributes=attributes, command=command,
+                                     plugin=plugin is not None)
+    folder = plugin.ops if plugin else _backend_import_dir(backend, args.root)
     if not folder.is_dir():
-        raise OnnxportError(f"no primitive folder {str(folder)!r} for backend {args.backend!r} (use --root REPO)")
-    target = folder / f"{snake(args.op)}.py"
+        raise OnnxportError(f"no primitive folder {str(folder)!r} for backend {backend!r} (use --root REPO or --into DIR)")
+    target = folder / f"{snake(found.op_type)}.py"
     if target.exists():
         raise OnnxportError(f"{target} exists; not overwriting it")
     try:
         reg = registry()
-        existing = [p for p in reg.imports(args.backend) if p.op_type == args.op and p.domain == args.domain]
+        existing = [p for p in reg.imports(backend) if p.op_type == found.op_type and p.domain == found.domain]
     except OnnxportError:
         existing = []
     if existing and not args.force:
         raise OnnxportError(
-            f"{args.op} is already registered in {args.backend} ({existing[-1].source}, since {existing[-1].since}); "
+            f"{qualified} is already registered in {backend} ({existing[-1].source}, since {existing[-1].since}); "
             "pass --force to scaffold a second file anyway"
         )
     target.write_text(source)
+    if found.domain and found.standard:
+        _out(f"found {found.op_type} in domain {found.domain}")
     _out(f"wrote {target}")
-    _out(f"test it: python -m pytest tests/test_generated.py -q -n 0 --onnxport-backend {args.backend} --onnxport-op {args.op}")
+    if plugin:
+        _out(f"test it (in {plugin.root}, once installed: pip install -e .): "
+             + _sc.test_command(backend, qualified, plugin=True))
+    else:
+        _out("test it: " + _sc.test_command(backend, qualified))
+    return 0
+
+
+def cmd_new_plugin(args: argparse.Namespace) -> int:
+    from . import scaffold as _sc
+
+    ep, dist, _ = _sc.plugin_names(args.name)
+    root = Path(args.output or dist)
+    layout = _sc.new_plugin(args.name, args.backend, root)
+    _out(f"wrote plugin {dist} (entry point {ep!r} -> {layout.package}.plugin) in {root}")
+    _out(f"next: cd {root} && pip install -e . && onnxport new-op OP --into . && python -m pytest -q -n 0")
     return 0
 
 
@@ -318,7 +298,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("info", help="opsets, op histogram, parameters, inputs/outputs, backend support")
     s.add_argument("model")
+    s.add_argument("--groups", action="store_true", help="also list the size groups (channels that resize together)")
     s.set_defaults(func=cmd_info)
+
+    s = sub.add_parser("prune", help="remove the lowest-L1 channels, keeping every size group aligned")
+    s.add_argument("model")
+    s.add_argument("--fraction", type=float, required=True, help="fraction of channels to remove, in [0, 1)")
+    s.add_argument("--per", choices=["layer", "global"], default="layer", help="rank channels per group or globally")
+    s.add_argument("--multiple-of", type=int, default=1, help="keep channel counts a multiple of this (e.g. 8)")
+    s.add_argument("--output", "-o", required=True)
+    s.set_defaults(func=cmd_prune)
 
     s = sub.add_parser("ops", help="registered primitives, their versions and source")
     s.add_argument("--backend")
@@ -342,20 +331,33 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--opset", type=int, help="opset of the exported model")
     s.set_defaults(func=cmd_convert)
 
-    s = sub.add_parser("coverage", help="op x backend x direction coverage from a testkit report")
+    s = sub.add_parser("coverage", help="op x opset x backend x direction coverage from testkit reports")
     s.add_argument("--opset", type=int, help="the opset to show (md: the op table; json/html: only this opset)")
     s.add_argument("--format", choices=["md", "html", "json"], help="default: from --output's suffix, else md")
-    s.add_argument("--report", help=f"testkit JSON report (pytest --onnxport-report); default ${REPORT_ENV} or {DEFAULT_REPORT}")
+    s.add_argument("--report", action="append",
+                   help="a testkit JSON report (pytest --onnxport-report), or a folder of testkit*.json; repeat "
+                        f"to merge the runs of several backends into one page; default ${REPORT_ENV} or {DEFAULT_REPORT}")
     s.add_argument("--output", "-o", help="write here instead of stdout")
     s.set_defaults(func=cmd_coverage)
 
-    s = sub.add_parser("new-op", help="scaffold an import primitive file for an ONNX op")
-    s.add_argument("op")
-    s.add_argument("--backend", required=True)
-    s.add_argument("--domain", default="")
+    s = sub.add_parser("new-op", help="scaffold an import primitive file for an ONNX or custom-domain op")
+    s.add_argument("op", help="an op name (looked up in every ONNX domain) or DOMAIN::OP")
+    s.add_argument("--backend", help="the backend (default with --into: the plugin's)")
+    s.add_argument("--domain", default=None, help="the op's domain: ai.onnx.ml ..., or a custom one (com.example)")
     s.add_argument("--root", help="repository root holding backends/ (default: the installed backend package)")
+    s.add_argument("--into", help="an out-of-tree plugin folder (from `onnxport new-plugin`): write into its ops/")
+    s.add_argument("--since", type=int, help="custom ops: the op's version (default 1)")
+    s.add_argument("--inputs", help="custom ops: input names, comma-separated (default x)")
+    s.add_argument("--attribute", action="append", metavar="NAME=DEFAULT",
+                   help="custom ops: an attribute and its default, a Python literal (repeatable)")
     s.add_argument("--force", action="store_true", help="scaffold even if the op is already registered")
     s.set_defaults(func=cmd_new_op)
+
+    s = sub.add_parser("new-plugin", help="create an out-of-tree plugin package (entry point, ops/, tests)")
+    s.add_argument("name", help="plugin name: the entry point; the package is onnxport_NAME")
+    s.add_argument("--backend", default="torch", help="the backend its primitives go into (default torch)")
+    s.add_argument("--output", "-o", help="the folder to create (default ./onnxport-NAME)")
+    s.set_defaults(func=cmd_new_plugin)
     return p
 
 

@@ -1,35 +1,43 @@
-"""Coverage dashboards: op x backend x direction x status per opset, from a testkit run's report.
+"""Coverage dashboards: op x opset x backend x direction, from the reports of every backend run.
 
-The input is the JSON that ``pytest --onnxport-report PATH`` writes (results of every generated
-test plus a snapshot of the registry). A cell is:
+The input is one or more JSON reports that ``pytest --onnxport-report PATH`` writes (results of
+every generated test, a snapshot of the registry and the run's filter), typically one per
+backend environment; they are merged into one matrix. A cell is:
 
-- ``tested-passing``: at least one case exercising that op's version at that opset passed, none failed;
-- ``failing``: a case whose subject is that op (at that version) failed (expected failures included);
-- ``registered-untested``: a primitive is registered, but no case ran it at that version;
+- ``tested-passing``: a case exercising that op's version passed, and no case about it failed
+  (reviewed expected failures beside passing cases are counted, not held against it);
+- ``expected-failure``: the only cases about it are reviewed expected failures;
+- ``failing``: a case whose subject is that op (at that version) failed, or an expected failure passed;
+- ``registered-untested``: a primitive is registered, a run covered it, but no case ran it;
+- ``not-run``: a primitive is registered, but the runs were filtered to other ops;
 - ``missing``: no primitive.
 
-An op belongs to opset N when ``onnx.defs`` defines it there (deprecated ops excluded); its
-version at N is the schema ``since_version`` a model importing opset N gets.
+Rows are the ops of ``ai.onnx`` (an op belongs to opset N when ``onnx.defs`` defines it there,
+deprecated ops excluded; its version at N is the ``since_version`` a model importing opset N
+gets), the ops of the other ONNX domains (``ai.onnx.ml``, ``ai.onnx.preview.training``,
+``ai.onnx.preview``: their own opsets, so one row each at every opset) and the custom-domain ops
+backends register. Columns are (backend, direction) for every backend any report knows.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import html
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from . import spec as _spec
 from .errors import OnnxportError
 
-STATUSES = ("tested-passing", "failing", "registered-untested", "missing")
+STATUSES = ("tested-passing", "expected-failure", "failing", "registered-untested", "not-run", "missing")
 DIRECTIONS = ("import", "export")
 #: the oldest opset on the dashboard (DESIGN: models from opset 7 load)
 OLDEST_OPSET = 7
-_FAIL = {"failed", "xpassed", "xfailed", "error"}
+_FAIL = {"failed", "xpassed", "error"}
+#: ONNX's own domains besides ai.onnx: rows with their newest version, whatever the ai.onnx opset
+ONNX_DOMAINS = ("ai.onnx.ml", "ai.onnx.preview.training", "ai.onnx.preview")
 
 
 class ReportError(OnnxportError):
@@ -38,15 +46,17 @@ class ReportError(OnnxportError):
 
 @dataclasses.dataclass
 class Cell:
-    """One (op, backend, direction) at one opset."""
+    """One (op, backend, direction) at one op version."""
 
     status: str
     passed: int = 0
     failed: int = 0
+    xfailed: int = 0
     cases: list[str] = dataclasses.field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"status": self.status, "passed": self.passed, "failed": self.failed, "cases": self.cases[:20]}
+        return {"status": self.status, "passed": self.passed, "failed": self.failed, "xfailed": self.xfailed,
+                "cases": self.cases[:20]}
 
 
 @dataclasses.dataclass
@@ -56,12 +66,13 @@ class OpsetCoverage:
     opset: int
     versions: dict[str, int]
     cells: dict[tuple[str, str, str], Cell]  # (op, backend, direction) -> Cell
+    directions: tuple[str, ...] = DIRECTIONS
 
     def totals(self, backends: Iterable[str]) -> dict[str, dict[str, dict[str, int]]]:
         """Per backend and direction: how many ops have each status."""
         out: dict[str, dict[str, dict[str, int]]] = {}
         for b in backends:
-            for d in DIRECTIONS:
+            for d in self.directions:
                 counts = dict.fromkeys(STATUSES, 0)
                 for op in self.versions:
                     counts[self.cells[(op, b, d)].status] += 1
@@ -78,20 +89,31 @@ class Coverage:
     onnx_version: str
     source: str
     filters: dict[str, Any]
+    directions: tuple[str, ...] = DIRECTIONS
+    #: op -> (domain label, per opset the version or 0 when absent); the HTML page's row table
+    rows: dict[str, tuple[str, dict[int, int]]] = dataclasses.field(default_factory=dict)
+    #: (op, version, backend, direction) -> Cell: a cell depends on the op's version, not the opset
+    cells: dict[tuple[str, int, str, str], Cell] = dataclasses.field(default_factory=dict)
+    runs: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+
+    @property
+    def columns(self) -> list[tuple[str, str]]:
+        return [(b, d) for b in self.backends for d in self.directions]
 
     def to_json(self) -> dict[str, Any]:
         return {
             "onnx": self.onnx_version,
             "report": self.source,
+            "runs": self.runs,
             "filters": self.filters,
             "backends": self.backends,
-            "directions": list(DIRECTIONS),
+            "directions": list(self.directions),
             "statuses": list(STATUSES),
             "opsets": {
                 str(n): {
                     "totals": oc.totals(self.backends),
                     "ops": {
-                        op: {"version": v, **{b: {d: oc.cells[(op, b, d)].to_json() for d in DIRECTIONS}
+                        op: {"version": v, **{b: {d: oc.cells[(op, b, d)].to_json() for d in self.directions}
                                                for b in self.backends}}
                         for op, v in sorted(oc.versions.items())
                     },
@@ -123,46 +145,151 @@ def load_report(path: str | os.PathLike) -> dict[str, Any]:
     return data
 
 
-def _version(op: str, opset: int) -> int | None:
-    return _spec.get_spec(op, opset).since_version if _spec.has_spec(op, opset) else None
+def report_paths(paths: Sequence[str | os.PathLike]) -> list[Path]:
+    """Report files from files and folders (a folder gives its ``testkit*.json``, sorted)."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            found = sorted(p.glob("testkit*.json"))
+            if not found:
+                raise ReportError(f"no testkit*.json report in folder {str(p)!r}")
+            out.extend(found)
+        else:
+            out.append(p)
+    return list(dict.fromkeys(out))
 
 
-def _tally(report: dict[str, Any]) -> dict[tuple[str, str, str, int], list[tuple[bool, str]]]:
-    """(backend, direction, op, version) -> [(passed?, case)] from the results."""
-    out: dict[tuple[str, str, str, int], list[tuple[bool, str]]] = {}
+def _label(domain: str, op: str) -> str:
+    return f"{domain}::{op}" if domain else op
 
-    def add(key, ok: bool, case: str) -> None:
-        out.setdefault(key, []).append((ok, case))
 
-    for r in report["results"]:
+def _import_ops(r: dict[str, Any]) -> tuple[list[str], dict[str, int]]:
+    """An import result's op labels and versions (format 2 reports name ops without their domain)."""
+    ops = list(r.get("ops") or [])
+    versions = dict(r.get("versions") or {})
+    domain = r.get("domain") or ""
+    if domain:  # a declared case of a custom or non-default-domain op
+        ops = [op if "::" in op else _label(domain, op) for op in ops]
+        versions = {(k if "::" in k else _label(domain, k)): v for k, v in versions.items()}
+    return ops, versions
+
+
+def _row_version(op: str, version: int | None) -> int | None:
+    """The version a result counts for: an ai.onnx op's since_version; 0 for every other domain."""
+    if "::" in op:
+        return 0
+    return version
+
+
+def _tally(results: Iterable[dict[str, Any]]) -> dict[tuple[str, str, str, int], list[tuple[str, str]]]:
+    """(backend, direction, op, version) -> [(outcome, case)] from the results."""
+    out: dict[tuple[str, str, str, int], list[tuple[str, str]]] = {}
+    for r in results:
         outcome = r.get("outcome")
-        if outcome not in _FAIL and outcome != "passed":
+        if outcome not in _FAIL and outcome not in ("passed", "xfailed"):
             continue  # skipped: says nothing about the op
-        ok = outcome == "passed"
         backend, direction, case = r.get("backend"), r.get("direction"), r.get("case", "?")
         if direction == "import":
-            domain = r.get("domain", "")
-            versions = r.get("versions") or {}
-            ops = r.get("ops") or []
-            subjects = ops if ok else [t for t in [r.get("target")] if t]
+            ops, versions = _import_ops(r)
+            target = r.get("target")
+            if target and r.get("domain") and "::" not in target:
+                target = _label(r["domain"], target)
+            subjects = ops if outcome == "passed" else [t for t in [target] if t]
             for op in dict.fromkeys(subjects):
-                name = f"{domain}::{op}" if domain else op
-                v = versions.get(op) if not domain else 0
-                if v is None:
-                    continue
-                add((backend, "import", name, v), ok, case)
+                v = _row_version(op, versions.get(op))
+                if v is not None:
+                    out.setdefault((backend, "import", op, v), []).append((outcome, case))
         elif direction == "export":
             opset = r.get("opset") or _spec.latest_opset()
-            ops = (r.get("emitted") or r.get("emits") or []) if ok else (r.get("emits") or [])
+            ops = (r.get("emitted") or r.get("emits") or []) if outcome == "passed" else (r.get("emits") or [])
             for op in dict.fromkeys(ops):
-                v = _version(op, opset)
-                if v is not None:
-                    add((backend, "export", op, v), ok, case)
+                if _spec.has_spec(op, opset):
+                    v = _spec.get_spec(op, opset).since_version
+                    out.setdefault((backend, "export", op, v), []).append((outcome, case))
+    return out
+
+
+def _cell(runs: list[tuple[str, str]], registered: bool, covered: bool) -> Cell:
+    passed = sum(1 for o, _ in runs if o == "passed")
+    failed = sum(1 for o, _ in runs if o in _FAIL)
+    xfailed = sum(1 for o, _ in runs if o == "xfailed")
+    if failed:
+        status = "failing"
+    elif passed:
+        status = "tested-passing"
+    elif xfailed:
+        status = "expected-failure"
+    elif not registered:
+        status = "missing"
+    elif covered:
+        status = "registered-untested"
+    else:
+        status = "not-run"
+    bad = [c for o, c in runs if o in _FAIL]
+    xf = [f"{c} (expected failure)" for o, c in runs if o == "xfailed"]
+    good = sorted({c for o, c in runs if o == "passed"})
+    return Cell(status, passed, failed, xfailed, [*sorted(bad), *sorted(xf), *good])
+
+
+def _selected(report: dict[str, Any], backend: str, registry: dict[str, Any]) -> dict[str, set[str]] | None:
+    """The rows a report's run covered for ``backend`` (None: every row; a filtered run: its selection)."""
+    filters = report.get("filters") or {}
+    scope = filters.get("backends") or list(report.get("registry") or {})
+    if backend not in scope:
+        return {d: set() for d in DIRECTIONS}
+    chosen = report.get("selected")
+    if chosen is not None:
+        sel = chosen.get(backend) or {}
+        return {d: set(sel.get(d, [])) for d in DIRECTIONS}
+    terms = set(filters.get("ops") or [])
+    if not terms and not filters.get("package"):
+        return None
+    tables = registry.get(backend, {})  # a format 2 report: terms were op types or export targets
+    imports = {_label(p.get("domain", ""), p["op"]) for p in tables.get("import", []) if p["op"] in terms}
+    exports = {op for p in tables.get("export", []) for op in p.get("emits", [])
+               if p["target"] in terms or op in terms}
+    return {"import": imports, "export": exports}
+
+
+def merge(reports: Sequence[dict[str, Any]], sources: Sequence[str] = ()) -> dict[str, Any]:
+    """One report from several (one per backend run): registries, results and per-backend coverage."""
+    registry: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for rep in reports:
+        for b, tables in (rep.get("registry") or {}).items():
+            mine = registry.setdefault(b, {})
+            for d, entries in tables.items():
+                have = mine.setdefault(d, [])
+                seen = {json.dumps(e, sort_keys=True) for e in have}
+                have.extend(e for e in entries if json.dumps(e, sort_keys=True) not in seen)
+    covered: dict[str, dict[str, set[str]] | None] = {}
+    for b in registry:
+        sets = [_selected(rep, b, registry) for rep in reports]
+        if any(s is None for s in sets):
+            covered[b] = None
+        else:
+            covered[b] = {d: set().union(*(s[d] for s in sets)) for d in DIRECTIONS}
+    versions = sorted({str(rep.get("onnx", "?")) for rep in reports})
+    runs = [{"report": src, "filters": rep.get("filters") or {}, "backends": sorted(rep.get("registry") or {})}
+            for rep, src in zip(reports, list(sources) + [""] * len(reports))]
+    return {"onnx": ", ".join(versions), "registry": registry, "covered": covered, "runs": runs,
+            "results": [r for rep in reports for r in rep["results"]]}
+
+
+# -- building ------------------------------------------------------------------------------------
+def _domain_rows() -> dict[str, str]:
+    """Ops of ONNX's other domains (newest, not deprecated): label -> version text."""
+    out = {}
+    for d in ONNX_DOMAINS:
+        newest = _spec.latest_opset(d)
+        for op in _spec.all_ops(d, newest):
+            out[_label(d, op)] = f"{d} {_spec.get_spec(op, newest, d).since_version}"
     return out
 
 
 def build(report: dict[str, Any], opsets: Iterable[int] | None = None, source: str = "") -> Coverage:
-    """The coverage matrices of ``opsets`` (default: 7 to the newest) from a testkit report."""
+    """The coverage matrices of ``opsets`` (default: 7 to the newest) from a (merged) testkit report."""
+    if "covered" not in report:
+        report = merge([report], [source])
     registry = report.get("registry") or {}
     backends = sorted(registry)
     newest = _spec.latest_opset()
@@ -173,47 +300,64 @@ def build(report: dict[str, Any], opsets: Iterable[int] | None = None, source: s
     registered: dict[tuple[str, str], set[str]] = {}
     custom: set[str] = set()
     for b, tables in registry.items():
-        imp = set()
-        for p in tables.get("import", []):
-            name = f"{p['domain']}::{p['op']}" if p.get("domain") else p["op"]
-            imp.add(name)
-            if p.get("domain"):
-                custom.add(name)
+        imp = {_label(p.get("domain", ""), p["op"]) for p in tables.get("import", [])}
+        custom |= {op for op in imp if "::" in op and op.split("::")[0] not in ONNX_DOMAINS}
         registered[(b, "import")] = imp
         registered[(b, "export")] = {op for p in tables.get("export", []) for op in p.get("emits", [])}
-    tally = _tally(report)
+    covered = report.get("covered") or {}
+    tally = _tally(report["results"])
+    domain_rows = _domain_rows()
+    extra = {**domain_rows, **{op: "custom" for op in sorted(custom)}}
+    rows: dict[str, tuple[str, dict[int, int]]] = {}
+    cells: dict[tuple[str, int, str, str], Cell] = {}
     result: dict[int, OpsetCoverage] = {}
     for n in wanted:
         versions = {op: _spec.get_spec(op, n).since_version for op in _spec.all_ops("", n)}
-        versions.update(dict.fromkeys(sorted(custom), 0))
-        cells: dict[tuple[str, str, str], Cell] = {}
+        versions.update(dict.fromkeys(extra, 0))
+        opset_cells: dict[tuple[str, str, str], Cell] = {}
         for op, v in versions.items():
+            rows.setdefault(op, (extra.get(op, ""), {}))[1][n] = v
             for b in backends:
                 for d in DIRECTIONS:
-                    runs = tally.get((b, d, op, v), [])
-                    passed = sum(1 for ok, _ in runs if ok)
-                    failed = len(runs) - passed
-                    if failed:
-                        status = "failing"
-                    elif passed:
-                        status = "tested-passing"
-                    elif op in registered.get((b, d), set()):
-                        status = "registered-untested"
-                    else:
-                        status = "missing"
-                    cases = sorted({c for ok, c in runs if not ok}) + sorted({c for ok, c in runs if ok})
-                    cells[(op, b, d)] = Cell(status, passed, failed, cases)
-        result[n] = OpsetCoverage(n, versions, cells)
-    return Coverage(backends, result, str(report.get("onnx", "?")), source, dict(report.get("filters") or {}))
+                    key = (op, v, b, d)
+                    if key not in cells:
+                        cov = covered.get(b)
+                        is_covered = cov is None or op in cov.get(d, set())
+                        cells[key] = _cell(tally.get((b, d, op, v), []), op in registered.get((b, d), set()), is_covered)
+                    opset_cells[(op, b, d)] = cells[key]
+        result[n] = OpsetCoverage(n, versions, opset_cells)
+    filters = {"ops": sorted({t for run in report.get("runs", []) for t in (run["filters"].get("ops") or [])})}
+    return Coverage(backends, result, str(report.get("onnx", "?")), source, filters, DIRECTIONS, rows, cells,
+                    list(report.get("runs", [])))
 
 
 def from_report(path: str | os.PathLike, opsets: Iterable[int] | None = None) -> Coverage:
     """Load a report and build its coverage."""
-    return build(load_report(path), opsets, source=str(path))
+    return from_reports([path], opsets)
+
+
+def from_reports(paths: Sequence[str | os.PathLike], opsets: Iterable[int] | None = None) -> Coverage:
+    """Load reports (files, or folders of ``testkit*.json``), merge them and build one coverage."""
+    files = report_paths(paths)
+    reports = [load_report(p) for p in files]
+    return build(merge(reports, [str(p) for p in files]), opsets, source=", ".join(str(p) for p in files))
 
 
 # -- rendering -----------------------------------------------------------------------------------
-_MARK = {"tested-passing": "pass", "failing": "FAIL", "registered-untested": "untested", "missing": "-"}
+_MARK = {"tested-passing": "pass", "expected-failure": "xfail", "failing": "FAIL",
+         "registered-untested": "untested", "not-run": "not run", "missing": "-"}
+
+
+def cell_text(c: Cell) -> str:
+    """``pass 3/3``, ``pass 2/2 +1 xfail``, ``FAIL 1/2``, ``xfail 2``, ``untested``, ``not run``, ``-``."""
+    if c.status == "expected-failure":
+        return f"xfail {c.xfailed}"
+    text = _MARK[c.status]
+    if c.passed + c.failed:
+        text += f" {c.passed}/{c.passed + c.failed}"
+    if c.xfailed:
+        text += f" +{c.xfailed} xfail"
+    return text
 
 
 def _pct(counts: dict[str, int]) -> str:
@@ -228,10 +372,10 @@ def to_markdown(cov: Coverage, opset: int | None = None) -> str:
         raise ReportError(f"opset {shown} is not in this coverage (have {min(cov.opsets)}..{max(cov.opsets)})")
     lines = [f"# onnxport coverage (onnx {cov.onnx_version})", ""]
     if cov.source:
-        lines += [f"From the testkit report `{cov.source}`.", ""]
+        lines += [f"From the testkit report(s) `{cov.source}`.", ""]
     if cov.filters.get("ops"):
         lines += [f"The run was filtered to ops: {', '.join(cov.filters['ops'])}.", ""]
-    cols = [(b, d) for b in cov.backends for d in DIRECTIONS]
+    cols = cov.columns
     lines += ["## Tested-passing ops per opset", "",
               "| opset | ops | " + " | ".join(f"{b} {d}" for b, d in cols) + " |",
               "|---|---|" + "---|" * len(cols)]
@@ -248,12 +392,8 @@ def to_markdown(cov: Coverage, opset: int | None = None) -> str:
     lines += ["", "| op | version | " + " | ".join(f"{b} {d}" for b, d in cols) + " |",
               "|---|---|" + "---|" * len(cols)]
     for op, v in sorted(oc.versions.items()):
-        cells = []
-        for b, d in cols:
-            c = oc.cells[(op, b, d)]
-            detail = f" {c.passed}/{c.passed + c.failed}" if c.passed + c.failed else ""
-            cells.append(_MARK[c.status] + detail)
-        lines.append(f"| {op} | {v or '-'} | " + " | ".join(cells) + " |")
+        cells = [cell_text(oc.cells[(op, b, d)]) for b, d in cols]
+        lines.append(f"| {op} | {v or cov.rows.get(op, ('-',))[0] or '-'} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -261,98 +401,11 @@ def to_json(cov: Coverage) -> str:
     return json.dumps(cov.to_json(), indent=1)
 
 
-_HTML = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>onnxport coverage</title>
-<style>
-body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
-table{border-collapse:collapse;margin:.8em 0}th,td{border:1px solid #ccc;padding:2px 8px;font-size:13px}
-th{background:#f0f0f0;cursor:pointer;user-select:none}th.asc:after{content:" \\25B2"}th.desc:after{content:" \\25BC"}
-td.tested-passing{background:#c8f7c5}td.failing{background:#f7c5c5}td.registered-untested{background:#fff2b3}
-td.missing{background:#eee;color:#888}#totals td{text-align:right}
-</style></head><body>
-<h1>onnxport coverage</h1>
-<p>onnx __ONNX__, from the testkit report <code>__SOURCE__</code>__FILTER__.
-Statuses: tested-passing, failing, registered-untested, missing. Click a column header to sort.</p>
-<label>Opset <select id="opset"></select></label>
-<h2>Totals per backend</h2><table id="totals"><thead></thead><tbody></tbody></table>
-<h2>Ops</h2><table id="ops"><thead></thead><tbody></tbody></table>
-<script id="coverage-data" type="application/json">__DATA__</script>
-<script>
-"use strict";
-const DATA = JSON.parse(document.getElementById("coverage-data").textContent);
-const RANK = {"tested-passing": 0, "failing": 1, "registered-untested": 2, "missing": 3};
-const cols = [];
-for (const b of DATA.backends) for (const d of DATA.directions) cols.push([b, d]);
-const sel = document.getElementById("opset");
-for (const n of Object.keys(DATA.opsets).sort((a, b) => a - b)) {
-  const o = document.createElement("option"); o.value = n; o.textContent = n; sel.appendChild(o);
-}
-sel.value = Object.keys(DATA.opsets).sort((a, b) => b - a)[0];
-function el(tag, text, cls) {
-  const e = document.createElement(tag); if (text !== undefined) e.textContent = text;
-  if (cls) e.className = cls; return e;
-}
-let sortState = {col: 0, dir: 1};
-function render() {
-  const o = DATA.opsets[sel.value];
-  const th = document.querySelector("#totals thead"), tb = document.querySelector("#totals tbody");
-  th.innerHTML = ""; tb.innerHTML = "";
-  const hr = el("tr"); for (const h of ["backend", "direction", ...DATA.statuses, "passing %"]) hr.appendChild(el("th", h));
-  th.appendChild(hr);
-  for (const [b, d] of cols) {
-    const t = o.totals[b][d], tr = el("tr");
-    tr.dataset.backend = b; tr.dataset.direction = d;
-    tr.appendChild(el("td", b)); tr.appendChild(el("td", d));
-    let total = 0; for (const s of DATA.statuses) { tr.appendChild(el("td", String(t[s]), s)); total += t[s]; }
-    tr.appendChild(el("td", (100 * t["tested-passing"] / Math.max(total, 1)).toFixed(1) + "%"));
-    tb.appendChild(tr);
-  }
-  const oh = document.querySelector("#ops thead"), ob = document.querySelector("#ops tbody");
-  oh.innerHTML = ""; ob.innerHTML = "";
-  const r = el("tr");
-  ["op", "version", ...cols.map(([b, d]) => b + " " + d)].forEach((h, i) => {
-    const c = el("th", h); c.dataset.col = i;
-    if (i === sortState.col) c.className = sortState.dir > 0 ? "asc" : "desc";
-    c.addEventListener("click", () => {
-      sortState = {col: i, dir: sortState.col === i ? -sortState.dir : 1}; render();
-    });
-    r.appendChild(c);
-  });
-  oh.appendChild(r);
-  const rows = Object.entries(o.ops).map(([op, info]) => {
-    const cells = cols.map(([b, d]) => info[b][d]);
-    return {op, version: info.version, cells};
-  });
-  const key = (row) => sortState.col === 0 ? row.op : sortState.col === 1 ? row.version
-    : RANK[row.cells[sortState.col - 2].status] * 1e6 - row.cells[sortState.col - 2].passed;
-  rows.sort((a, b) => { const x = key(a), y = key(b); return (x < y ? -1 : x > y ? 1 : a.op < b.op ? -1 : 1) * sortState.dir; });
-  for (const row of rows) {
-    const tr = el("tr"); tr.appendChild(el("td", row.op)); tr.appendChild(el("td", String(row.version || "-")));
-    for (const c of row.cells) {
-      const n = c.passed + c.failed;
-      const td = el("td", c.status + (n ? " " + c.passed + "/" + n : ""), c.status);
-      if (c.cases.length) td.title = c.cases.join("\\n");
-      tr.appendChild(td);
-    }
-    ob.appendChild(tr);
-  }
-}
-sel.addEventListener("change", render);
-render();
-</script></body></html>
-"""
-
-
 def to_html(cov: Coverage) -> str:
-    """One static HTML file: an opset selector, per-backend totals and a sortable op table."""
-    data = json.dumps(cov.to_json()).replace("</", "<\\/")
-    filt = f"; the run was filtered to ops {', '.join(cov.filters['ops'])}" if cov.filters.get("ops") else ""
-    return (
-        _HTML.replace("__ONNX__", html.escape(cov.onnx_version))
-        .replace("__SOURCE__", html.escape(cov.source or "?"))
-        .replace("__FILTER__", html.escape(filt))
-        .replace("__DATA__", data)
-    )
+    """One static, self-contained HTML page (see :mod:`onnxport.coverage_html`)."""
+    from .coverage_html import to_html as _to_html
+
+    return _to_html(cov)
 
 
 def render(cov: Coverage, fmt: str, opset: int | None = None) -> str:

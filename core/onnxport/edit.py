@@ -347,15 +347,18 @@ def to_sequential(
     backend: str = "torch",
     **options: Any,
 ) -> Any:
-    """A linear model as the backend's sequential container (torch: ``nn.Sequential``).
+    """A model as the backend's sequential container (torch: ``nn.Sequential``).
 
     One step per ONNX node, native layers where the backend has them; weights are shared with
-    nothing else. Raises :class:`~onnxport.ModelError` naming the branching node otherwise.
+    nothing else. Blocks whose branches rejoin at one node (residual, concat, multi-branch) become
+    nested containers (torch: ``Residual``/``Parallel``). Raises :class:`~onnxport.ModelError`
+    naming the node where the graph is neither a chain nor such blocks.
     """
     from . import api
+    from .surgery.blocks import block_structure
 
     m = _copy(model)
-    linear_order(m)
+    block_structure(m)
     be = api.get_backend(backend)
     if not hasattr(be, "to_sequential"):
         raise BackendNotFoundError(f"backend {backend!r} does not build sequential containers")
@@ -363,4 +366,20 @@ def to_sequential(
     return be.to_sequential(plan, **options)
 
 
-__all__ = ["extract", "linear_order", "prune", "remove_node", "replace_node", "to_sequential"]
+from .surgery import (  # noqa: E402 - size-aligned surgery lives in its own package
+    Group,
+    SizeAlignmentError,
+    SizeGroups,
+    channel_scores,
+    insert_layer,
+    prune_channels,
+    remove_layer,
+    size_groups,
+    widen_channels,
+)
+
+__all__ = [
+    "Group", "SizeAlignmentError", "SizeGroups", "channel_scores", "extract", "insert_layer", "linear_order", "prune",
+    "prune_channels", "remove_layer", "remove_node", "replace_node", "size_groups", "to_sequential",
+    "widen_channels",
+]

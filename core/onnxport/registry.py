@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import pkgutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from . import spec as _spec
@@ -35,6 +35,12 @@ class Sample:
 
     ``fn`` is a framework callable (module or function), ``args`` its example inputs and
     ``emits`` the ONNX op types the exported graph must contain.
+
+    The exported graph runs in onnxruntime, unless it emits custom-domain ops onnxruntime lacks:
+    ``reference`` gives their numpy implementations (``{"com.example::Op": fn(*inputs, **attrs)}``,
+    or one function when the graph has one custom op type) and onnx.reference runs the graph with
+    them; ``runner="import"`` imports the graph back into the backend (its own import primitives,
+    a plugin's included) and runs that. Either way the outputs are compared with the framework's.
     """
 
     fn: Any
@@ -44,6 +50,14 @@ class Sample:
     rtol: float = 1e-4
     atol: float = 1e-5
     name: str = ""
+    reference: Callable[..., Any] | Mapping[str, Callable[..., Any]] | None = None
+    runner: str = "onnxruntime"
+
+    def __post_init__(self) -> None:
+        if self.runner not in ("onnxruntime", "import"):
+            raise RegistryError(f"Sample runner {self.runner!r}: use 'onnxruntime' or 'import'")
+        if self.reference is not None and self.runner != "onnxruntime":
+            raise RegistryError("a Sample takes reference= (numpy custom ops) or runner='import', not both")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -171,6 +185,7 @@ class Registry:
         self._exports: dict[str, dict[str, ExportPrimitive]] = {}
         self._adapters: dict[tuple[str, str, int], Adapter] = {}
         self._down: dict[str, list[DownAdapter]] = {}
+        self._expected: dict[str, dict[str, tuple[str, str]]] = {}  # backend -> key -> (reason, source)
         self.plugins: list[str] = []
 
     # -- registration --------------------------------------------------------------------
@@ -248,6 +263,24 @@ class Registry:
                     f"duplicate down-adapter for {op_type} below opset {below}: {old.source} and {_source(fn)}"
                 )
         rules.append(DownAdapter(op_type, below, fn, _source(fn)))
+
+    def add_expected_failures(self, backend: str, failures: Mapping[str, str], *, source: str) -> None:
+        """A plugin's reviewed expected failures for cases of ``backend``: exact case key -> reason.
+
+        ``source`` names the list (the plugin module: ``__name__``). The testkit treats these like
+        the backend's own list: a listed case must fail, with the reason shown.
+        """
+        table = self._expected.setdefault(backend, {})
+        for key, reason in failures.items():
+            if key in table:
+                raise RegistryError(
+                    f"expected failure {key!r} for backend {backend!r} is listed twice: by {table[key][1]} and {source}"
+                )
+            table[key] = (reason, source)
+
+    def expected_failures(self, backend: str) -> dict[str, tuple[str, str]]:
+        """The expected failures plugins declared for ``backend``: key -> (reason, source)."""
+        return dict(self._expected.get(backend, {}))
 
     def discover(self, package: str, *, backend: str) -> int:
         """Import every module under ``package`` and register the primitives marked in them.

@@ -97,8 +97,13 @@ def test_onnxport_expected_failures_reviewed(onnxport_failure_list) -> None:
     from .meta import expected_failure_problems
 
     reg = onnxport.registry()
-    backend = reg.backends[onnxport_failure_list]
-    table = getattr(backend, "expected_failures", {}) or {}
-    targets = {p.target: [str(s.name or i) for i, s in enumerate(p.samples)] for p in reg.exports(onnxport_failure_list)}
-    problems = expected_failure_problems(table, {c.name for c in node_cases()}, targets)
-    assert not problems, f"{onnxport_failure_list} expected failures:\n  " + "\n  ".join(problems)
+    name, source = onnxport_failure_list
+    if source:  # a plugin's list
+        table = {k: reason for k, (reason, src) in reg.expected_failures(name).items() if src == source}
+    else:
+        table = getattr(reg.backends[name], "expected_failures", {}) or {}
+    targets = {p.target: [str(s.name or i) for i, s in enumerate(p.samples)] for p in reg.exports(name)}
+    declared = {f"{p.domain + '::' if p.domain else ''}{p.op_type}": [str(c.name or i) for i, c in enumerate(p.cases)]
+                for p in reg.imports(name) if p.cases}
+    problems = expected_failure_problems(table, {c.name for c in node_cases()}, targets, declared)
+    assert not problems, f"{name} expected failures{' of ' + source if source else ''}:\n  " + "\n  ".join(problems)

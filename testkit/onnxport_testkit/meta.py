@@ -92,13 +92,16 @@ def hook_problems(hookspecs_module: Any) -> dict[str, list[str]]:
 
 
 def expected_failure_problems(
-    table: dict[str, str], case_names: set[str], export_targets: dict[str, list[str]]
+    table: dict[str, str], case_names: set[str], export_targets: dict[str, list[str]],
+    declared: dict[str, list[str]] | None = None,
 ) -> list[str]:
     """What is wrong with a backend's expected-failure list: empty reasons, unknown names.
 
-    Keys are exact: a node case name, optionally with ``[variant]``; or ``export:<target>``,
-    optionally with ``[sample]`` (its name or index, ``-roundtrip`` for the round trip).
+    Keys are exact: a node case name, optionally with ``[variant]``; ``export:<target>``,
+    optionally with ``[sample]`` (its name or index, ``-roundtrip`` for the round trip); or a
+    declared import case, ``[domain::]Op[case]`` (``declared``: op label -> its case names).
     """
+    declared = declared or {}
     problems = []
     for key, reason in table.items():
         if not isinstance(reason, str) or not reason.strip():
@@ -116,6 +119,10 @@ def expected_failure_problems(
                 base = variant[: -len("-roundtrip")] if variant.endswith("-roundtrip") else variant
                 if base not in export_targets[target]:
                     problems.append(f"{key!r}: {target!r} has no sample {base!r} ({export_targets[target]})")
+            continue
+        if name in declared and name not in case_names:
+            if variant not in declared[name]:
+                problems.append(f"{key!r}: {name} declares no case {variant!r} ({declared[name]})")
             continue
         if name not in case_names:
             problems.append(f"{key!r}: no official ONNX node case is named {name!r} (exact names only)")

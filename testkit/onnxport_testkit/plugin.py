@@ -25,6 +25,11 @@ from typing import Any
 import pytest
 
 _COLLECTOR = pytest.StashKey["ResultCollector"]()
+_SELECTION = pytest.StashKey["Selection"]()
+#: the one parameter of a generated test that has no case in this run: deselected, not skipped
+_NOTHING = ("onnxport: nothing selected",)
+_FIXTURES = ("onnx_node_case", "onnx_node_variant", "onnx_random_case", "onnx_import_case", "onnx_export_sample",
+             "onnx_roundtrip", "onnxport_primitive", "onnxport_hook", "onnxport_failure_list")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -32,7 +37,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--onnxport-backend", action="append", default=[],
                     help="only generate tests for this backend (repeatable)")
     group.addoption("--onnxport-op", action="append", default=[],
-                    help="only generate tests for this op: ONNX op type, or export target (repeatable)")
+                    help="only generate tests for this op: ONNX op type (Relu), DOMAIN::OP, or export target "
+                         "(repeatable); a term that selects nothing is an error")
+    group.addoption("--onnxport-package", default=None,
+                    help="only generate tests for the primitives defined under this package (a plugin's)")
     group.addoption("--onnxport-report", default=None,
                     help="write the generated tests' results as JSON to this path (for `onnxport coverage`)")
     group.addoption("--onnxport-no-random", action="store_true",
@@ -73,31 +81,48 @@ def _ops_filter(config: pytest.Config) -> set[str]:
     return set(config.getoption("--onnxport-op"))
 
 
+def _selection(config: pytest.Config):
+    """The run's filter (``--onnxport-op``, ``--onnxport-package``)."""
+    from .selection import Selection
+
+    if _SELECTION not in config.stash:
+        config.stash[_SELECTION] = Selection(config.getoption("--onnxport-op"), config.getoption("--onnxport-package"))
+    return config.stash[_SELECTION]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """A filter that selects nothing stops the run before anything is collected (or xdist starts)."""
+    from .selection import SelectionError
+
+    sel = _selection(session.config)
+    if sel.active:
+        try:
+            sel.validate(_registry(), _backends(session.config))
+        except SelectionError as exc:
+            raise pytest.UsageError(str(exc)) from None
+
+
 def _selected_cases(config: pytest.Config):
     from .cases import node_cases
 
-    ops = _ops_filter(config)
+    sel = _selection(config)
     cases = node_cases()
-    if ops:
-        cases = tuple(c for c in cases if any(op in ops for _, op in c.ops))
+    if sel.active:
+        package_ops = sel.package_ops(_registry(), _backends(config))
+        cases = tuple(c for c in cases if sel.case_selected(c, package_ops))
     return cases
 
 
 def _runnable(backend: str, cases) -> list:
     """Cases whose ops are all registered in the backend, or listed as expected failures."""
-    from .runner import backend_object, missing_ops
+    from .runner import backend_object, failure_table, missing_ops
 
-    table = getattr(backend_object(backend), "expected_failures", {}) or {}
+    table = failure_table(backend_object(backend))
     return [c for c in cases if not missing_ops(backend, c.ops) or c.name in table]
 
 
-def _export_selected(prim: Any, ops: set[str]) -> bool:
-    if not ops:
-        return True
-    return prim.target in ops or any(op in ops for s in prim.samples for op in s.emits)
-
-
-def _export_samples(reg: Any, backend: str, ops: set[str]) -> list[tuple[Any, int, Any]]:
+def _export_samples(reg: Any, backend: str, sel: Any) -> list[tuple[Any, int, Any]]:
     """``(primitive, index, sample)`` of the selected export samples, each sample once.
 
     A function registered for several targets with one ``samples=`` list (``aten.eq.Tensor`` and
@@ -106,7 +131,7 @@ def _export_samples(reg: Any, backend: str, ops: set[str]) -> list[tuple[Any, in
     seen: set[tuple[int, int]] = set()
     out = []
     for prim in reg.exports(backend):
-        if not _export_selected(prim, ops):
+        if not sel.export_selected(prim):
             continue
         for i, s in enumerate(prim.samples):
             if (id(prim.fn), id(s)) not in seen:
@@ -115,8 +140,33 @@ def _export_samples(reg: Any, backend: str, ops: set[str]) -> list[tuple[Any, in
     return out
 
 
-def _import_selected(prim: Any, ops: set[str]) -> bool:
-    return not ops or prim.op_type in ops
+def _failure_lists(reg: Any, backends: list[str], sel: Any) -> list[Any]:
+    """``(backend, source)`` of every expected-failure list the run reviews: the backend's own
+    (source '') and each plugin's. A filtered run reviews only its package's lists."""
+    out = []
+    for b in backends:
+        sources = sorted({src for _, src in reg.expected_failures(b).values()})
+        if not sel.active:
+            out.append(pytest.param((b, ""), id=b))
+        for src in sources:
+            if sel.package is None and sel.active:
+                continue
+            if sel.package is None or src == sel.package or src.startswith(sel.package + "."):
+                out.append(pytest.param((b, src), id=f"{b}-{src}"))
+    return out
+
+
+def _parametrize(metafunc: pytest.Metafunc, name: str, params: list) -> None:
+    """Parametrize; an empty set gets one placeholder that collection deselects (no skip)."""
+    metafunc.parametrize(name, params or [pytest.param(_NOTHING, id="nothing")])
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    empty = [i for i in items if any(v is _NOTHING for v in getattr(getattr(i, "callspec", None), "params", {}).values())]
+    if empty:
+        keep = [i for i in items if i not in set(empty)]
+        config.hook.pytest_deselected(items=empty)
+        items[:] = keep
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:  # noqa: C901 - one branch per fixture
@@ -124,17 +174,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:  # noqa: C901 - on
 
     config = metafunc.config
     names = metafunc.fixturenames
-    wanted = {"onnx_node_case", "onnx_node_variant", "onnx_random_case", "onnx_import_case",
-              "onnx_export_sample", "onnx_roundtrip", "onnxport_primitive", "onnxport_hook",
-              "onnxport_failure_list"}
-    if not wanted & set(names):
+    if not set(_FIXTURES) & set(names):
         return
     reg = _registry()
-    ops = _ops_filter(config)
+    sel = _selection(config)
     if "onnx_node_case" in names:
         params = [pytest.param((b, c), id=f"{b}-{c.name}")
                   for b in _backends(config) for c in _runnable(b, _selected_cases(config))]
-        metafunc.parametrize("onnx_node_case", params)
+        _parametrize(metafunc, "onnx_node_case", params)
     if "onnx_node_variant" in names:
         params = []
         if not config.getoption("--onnxport-no-variants"):
@@ -145,7 +192,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:  # noqa: C901 - on
                         params.append(pytest.param((b, c, "dynbatch"), id=f"{b}-{c.name}-dynbatch"))
                 for c, opset in V.opset_variants(cases):
                     params.append(pytest.param((b, c, f"opset{opset}"), id=f"{b}-{c.name}-opset{opset}"))
-        metafunc.parametrize("onnx_node_variant", params)
+        _parametrize(metafunc, "onnx_node_variant", params)
     if "onnx_random_case" in names:
         params = []
         if not config.getoption("--onnxport-no-random"):
@@ -153,55 +200,56 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:  # noqa: C901 - on
                 for c in _runnable(b, _selected_cases(config)):
                     for variant in V.random_variants(c):
                         params.append(pytest.param((b, c, variant), id=f"{b}-{c.name}-{variant}"))
-        metafunc.parametrize("onnx_random_case", params)
+        _parametrize(metafunc, "onnx_random_case", params)
     if "onnx_import_case" in names:
         params = []
         for b in _backends(config):
             for prim in reg.imports(b):
-                if _import_selected(prim, ops):
+                if sel.import_selected(prim):
                     for i, case in enumerate(prim.cases):
                         label = f"{prim.domain + '::' if prim.domain else ''}{prim.op_type}"
                         params.append(pytest.param((b, prim, i), id=f"{b}-import-{label}-{case.name or i}"))
-        metafunc.parametrize("onnx_import_case", params)
+        _parametrize(metafunc, "onnx_import_case", params)
     if "onnx_export_sample" in names:
         params = []
         for b in _backends(config):
-            for prim, i, s in _export_samples(reg, b, ops):
+            for prim, i, s in _export_samples(reg, b, sel):
                 params.append(pytest.param((b, prim, i), id=f"{b}-export-{prim.target}-{s.name or i}"))
-        metafunc.parametrize("onnx_export_sample", params)
+        _parametrize(metafunc, "onnx_export_sample", params)
     if "onnx_roundtrip" in names:
         params = []
         for b in _backends(config):
             backend = reg.backends[b]
             if not hasattr(backend, "export_model"):
                 continue
-            for prim, i, s in _export_samples(reg, b, ops):
+            for prim, i, s in _export_samples(reg, b, sel):
                 params.append(pytest.param((b, "sample", prim, i), id=f"{b}-roundtrip-{prim.target}-{s.name or i}"))
             seen: set[tuple[str, str]] = set()
             for c in _runnable(b, _selected_cases(config)):
                 if V.is_plain_case(c) and c.ops[0] not in seen:  # one case per op keeps this cheap
                     seen.add(c.ops[0])
                     params.append(pytest.param((b, "case", c, None), id=f"{b}-roundtrip-{c.name}"))
-        metafunc.parametrize("onnx_roundtrip", params)
+        _parametrize(metafunc, "onnx_roundtrip", params)
     if "onnxport_primitive" in names:
         params = []
         for b in _backends(config):
             for prim in reg.imports(b):
-                if _import_selected(prim, ops):
+                if sel.import_selected(prim):
                     label = f"{prim.domain + '::' if prim.domain else ''}{prim.op_type}-{prim.since}"
                     params.append(pytest.param(prim, id=f"{b}-import-{label}"))
             for prim in reg.exports(b):
-                if _export_selected(prim, ops):
+                if sel.export_selected(prim):
                     params.append(pytest.param(prim, id=f"{b}-export-{prim.target}"))
-        metafunc.parametrize("onnxport_primitive", params)
+        _parametrize(metafunc, "onnxport_primitive", params)
     if "onnxport_hook" in names:
         from onnxport import hookspecs
 
         from .meta import hook_problems
 
-        metafunc.parametrize("onnxport_hook", sorted(hook_problems(hookspecs)))
+        # a filtered run leaves out the meta-tests that are not about its primitives
+        _parametrize(metafunc, "onnxport_hook", [] if sel.active else sorted(hook_problems(hookspecs)))
     if "onnxport_failure_list" in names:
-        metafunc.parametrize("onnxport_failure_list", _backends(config))
+        _parametrize(metafunc, "onnxport_failure_list", _failure_lists(reg, _backends(config), sel))
 
 
 # -- results ---------------------------------------------------------------------------------
@@ -209,14 +257,22 @@ def _case_info(backend: str, case: Any, kind: str, variant: str | None) -> dict[
     from onnxport import spec
 
     from .cases import case_target
+    from .selection import op_label
 
     opset = int(variant[5:]) if variant and variant.startswith("opset") else case.opset
     versions = {}
+    domain_opsets: dict[str, int] = {}
+    if any(d for d, _ in case.ops):  # ai.onnx.ml, training, preview: the model's opset of that domain
+        domain_opsets = {o.domain: o.version for o in case.model.opset_import if o.domain not in ("", "ai.onnx")}
     for domain, op in case.ops:
-        if not domain and spec.has_spec(op, opset):
-            versions[op] = spec.get_spec(op, opset).since_version
+        at = opset if not domain else domain_opsets.get(domain, 0)
+        if spec.has_spec(op, at, domain):
+            versions[op_label(domain, op)] = spec.get_spec(op, at, domain).since_version
+    target = case_target(case)
+    domain_of = {op: d for d, op in case.ops}
     return {"kind": kind, "backend": backend, "direction": "import", "case": case.name,
-            "ops": [op for _, op in case.ops], "target": case_target(case), "opset": opset,
+            "ops": [op_label(d, op) for d, op in case.ops],
+            "target": op_label(domain_of.get(target, ""), target) if target else None, "opset": opset,
             "versions": versions, "variant": variant}
 
 
@@ -236,7 +292,9 @@ def _item_info(item: pytest.Item) -> dict[str, Any] | None:
         return _case_info(b, c, "random", v)
     if "onnx_import_case" in p:
         b, prim, i = p["onnx_import_case"]
-        op = prim.op_type
+        from .selection import op_label
+
+        op = op_label(prim.domain, prim.op_type)
         return {"kind": "declared", "backend": b, "direction": "import", "domain": prim.domain,
                 "case": f"{op}[{prim.cases[i].name or i}]", "ops": [op], "target": op,
                 "opset": prim.since, "versions": {op: prim.since}, "variant": None}
@@ -321,6 +379,23 @@ def registry_snapshot() -> dict[str, Any]:
     }
 
 
+def selected_rows(config: pytest.Config) -> dict[str, dict[str, list[str]]] | None:
+    """Per backend, the ops a filtered run selected (import: ``domain::op`` labels; export: the ONNX ops
+    the selected export primitives' samples emit); None for an unfiltered run (everything)."""
+    from .selection import op_label
+
+    sel = _selection(config)
+    if not sel.active:
+        return None
+    reg = _registry()
+    out = {}
+    for b in _backends(config):
+        imports = {op_label(p.domain, p.op_type) for p in reg.imports(b) if sel.import_selected(p)}
+        exports = {op for p in reg.exports(b) if sel.export_selected(p) for s in p.samples for op in s.emits}
+        out[b] = {"import": sorted(imports), "export": sorted(exports)}
+    return out
+
+
 def _official_summary(terminalreporter, by_backend: dict[tuple[str, str], dict[str, int]]) -> None:
     """Pass rate over ALL official node cases, counting cases a backend cannot run as not passed."""
     from .cases import node_cases
@@ -358,16 +433,18 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
         terminalreporter.write_line(
             f"{backend:12s} {kind:9s} cases: {passed}/{total} passed ({100.0 * passed / max(total, 1):.1f}%) [{detail}]"
         )
-    if not _ops_filter(config):
+    if not _selection(config).active:
         _official_summary(terminalreporter, by_backend)
     path = config.getoption("--onnxport-report")
     if path:
         import onnx
 
         report = {
-            "format": 2,
+            "format": 3,
             "onnx": onnx.__version__,
-            "filters": {"ops": sorted(_ops_filter(config)), "backends": config.getoption("--onnxport-backend")},
+            "filters": {"ops": sorted(_ops_filter(config)), "package": config.getoption("--onnxport-package"),
+                        "backends": config.getoption("--onnxport-backend")},
+            "selected": selected_rows(config),
             "registry": registry_snapshot(),
             "results": results,
             "aggregates": aggregates(results),

@@ -48,9 +48,20 @@ def failure_key(case: str, variant: str | None = None) -> str:
     return f"{case}[{variant}]" if variant else case
 
 
+def failure_table(backend: Any) -> dict[str, str]:
+    """A backend's reviewed expected failures, with those plugins declared for it (exact key -> reason)."""
+    table: dict[str, str] = dict(getattr(backend, "expected_failures", {}) or {})
+    name = getattr(backend, "name", None)
+    if isinstance(name, str):
+        import onnxport
+
+        table.update({k: reason for k, (reason, _) in onnxport.registry().expected_failures(name).items()})
+    return table
+
+
 def expected_failure(backend: Any, case: str, variant: str | None = None) -> str | None:
     """The reviewed reason this case (or variant) is expected to fail in ``backend``, if listed."""
-    table: dict[str, str] = getattr(backend, "expected_failures", {}) or {}
+    table = failure_table(backend)
     if variant and failure_key(case, variant) in table:
         return table[failure_key(case, variant)]
     return table.get(case)
@@ -102,7 +113,7 @@ def check(backend_name: str, name: str, variant: str | None, fn: Callable[[], No
             raise
         raise AssertionError(f"{name}: {type(exc).__name__}: {exc}") from exc
     if reason is not None:
-        key = failure_key(name, variant) if variant and failure_key(name, variant) in backend.expected_failures else name
+        key = failure_key(name, variant) if variant and failure_key(name, variant) in failure_table(backend) else name
         pytest.fail(f"{key} passes but is listed as an expected failure ({reason!r}): remove it from the list")
 
 
@@ -334,14 +345,28 @@ def _symbolic_batch(proto: onnx.ModelProto) -> list[bool]:
     return out
 
 
+def run_exported(backend_name: str, sample: Any, proto: onnx.ModelProto, inputs: list[Any]) -> list[Any]:
+    """Outputs of an exported sample's graph: onnxruntime by default; onnx.reference with the sample's
+    numpy ``reference`` for its custom-domain ops; or, with ``runner="import"``, the graph imported
+    back into the backend (its own import primitives run the custom ops)."""
+    from .reference import run_onnxruntime, run_with_custom_ops
+
+    if getattr(sample, "runner", "onnxruntime") == "import":
+        import onnxport
+
+        imported = onnxport.import_model(proto, backend=backend_name)
+        return list(backend_object(backend_name).run(imported, inputs))
+    if getattr(sample, "reference", None) is not None:
+        return run_with_custom_ops(proto, inputs, sample.reference)
+    return run_onnxruntime(proto, inputs)
+
+
 def run_export_sample(backend_name: str, prim: Any, index: int, extra: dict[str, Any]) -> None:
     """Trace a declared sample, ``onnx.checker`` it, run it in onnxruntime, compare, check op types.
 
     Where the exported graph kept dim 0 of an input symbolic, the sample is also run with one
     more row on that dim (a copy of row 0, so index inputs stay in range).
     """
-    from .reference import run_onnxruntime
-
     backend = backend_object(backend_name)
     sample = prim.samples[index]
     name = sample_name(prim.target, index, sample)
@@ -358,7 +383,7 @@ def run_export_sample(backend_name: str, prim: Any, index: int, extra: dict[str,
             check_model(prim, ready, model)
         names = [o.name for o in proto.graph.output]
         expected = native_outputs(backend_name, ready)
-        actual = run_onnxruntime(proto, inputs)
+        actual = run_exported(backend_name, sample, proto, inputs)
         _compare_all(names, expected, actual, rtol=sample.rtol, atol=sample.atol)
         grow = _symbolic_batch(proto)
         if any(grow) and hasattr(backend, "from_numpy"):
@@ -367,7 +392,7 @@ def run_export_sample(backend_name: str, prim: Any, index: int, extra: dict[str,
             bigger = [np.concatenate([x, x[:1]], 0) if g else x for x, g in zip(inputs, grow)]
             args = tuple(backend.from_numpy(x) for x in bigger)
             expected = native_outputs(backend_name, ready, args)
-            actual = run_onnxruntime(proto, bigger)
+            actual = run_exported(backend_name, sample, proto, bigger)
             _compare_all([f"{n} (dim 0 grown)" for n in names], expected, actual, rtol=sample.rtol, atol=sample.atol)
 
     check(backend_name, f"export:{prim.target}", str(sample.name or index), go)

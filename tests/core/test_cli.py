@@ -144,3 +144,57 @@ def test_scaffold_signatures() -> None:
     assert "def and_(ctx, a, b):" in cli.scaffold("And", "torch")
     assert "def conv(ctx, x, w, b=None, *, auto_pad='NOTSET', dilations=None, group=1, kernel_shape=None, pads=None" in cli.scaffold("Conv", "torch")
     assert cli.snake("BatchNormalization") == "batch_normalization" and cli.snake("GRU") == "gru"
+
+
+def test_new_op_finds_ops_of_every_onnx_domain(capsys, tmp_path) -> None:
+    folder = tmp_path / "backends" / "torch" / "onnxport_torch" / "ops" / "import_"
+    folder.mkdir(parents=True)
+    root = ("--root", str(tmp_path), "--force")  # --force: a backend may register them already
+    code, out, _ = run(capsys, "new-op", "SVMRegressor", "--backend", "torch", *root)
+    assert code == 0 and "found SVMRegressor in domain ai.onnx.ml" in out
+    src = (folder / "svm_regressor.py").read_text()
+    assert '@importer("SVMRegressor", since=1, domain="ai.onnx.ml")' in src
+    assert "--onnxport-op ai.onnx.ml::SVMRegressor" in src
+    compile(src, "svm_regressor.py", "exec")
+    code, out, _ = run(capsys, "new-op", "ai.onnx.preview.training::Adam", "--backend", "torch", *root)
+    assert code == 0 and 'domain="ai.onnx.preview.training"' in (folder / "adam.py").read_text()
+    code, _, err = run(capsys, "new-op", "LabelEncoder", "--domain", "ai.onnx", "--backend", "torch", *root)
+    assert code == 1 and "ONNX defines no op 'LabelEncoder' in domain 'ai.onnx': did you mean --domain ai.onnx.ml?" in err
+    code, _, err = run(capsys, "new-op", "Normaliser", "--backend", "torch", *root)
+    assert code == 1 and "did you mean Normalizer (--domain ai.onnx.ml)?" in err and "--domain com.example" in err
+
+
+def test_new_op_scaffolds_a_custom_domain_op_with_a_case_stub(capsys, tmp_path) -> None:
+    folder = tmp_path / "backends" / "torch" / "onnxport_torch" / "ops" / "import_"
+    folder.mkdir(parents=True)
+    code, out, _ = run(capsys, "new-op", "com.example::FusedGate", "--backend", "torch", "--root", str(tmp_path),
+                       "--inputs", "x,gate", "--attribute", "scale=0.5", "--attribute", "mode='sigmoid'", "--since", "2")
+    assert code == 0 and "--onnxport-op com.example::FusedGate" in out
+    src = (folder / "fused_gate.py").read_text()
+    assert "def fused_gate(ctx, x, gate, *, scale=0.5, mode='sigmoid'):" in src
+    assert "def _reference(x, gate, *, scale=0.5, mode='sigmoid'):" in src
+    assert 'since=2,\n    domain="com.example",' in src
+    assert 'cases=[ImportCase((_X, _X), {}, reference=_reference, name="defaults")]' in src
+    namespace: dict = {}
+    exec(compile(src, "fused_gate.py", "exec"), namespace)  # the stub imports and registers cleanly
+    assert namespace["fused_gate"].__onnxport_import__[0].domain == "com.example"
+    code, _, err = run(capsys, "new-op", "Relu", "--domain", "ai.onnx", "--inputs", "a", "--backend", "torch",
+                       "--root", str(tmp_path), "--force")
+    assert code == 1 and "is an ONNX op: its inputs, attributes and version come from the spec" in err
+    code, _, err = run(capsys, "new-op", "Foo", "--domain", "com.example", "--attribute", "k", "--backend", "torch",
+                       "--root", str(tmp_path))
+    assert code == 1 and "NAME=DEFAULT" in err
+
+
+def test_new_plugin_refuses_a_non_empty_folder_and_bad_names(capsys, tmp_path) -> None:
+    code, out, _ = run(capsys, "new-plugin", "my-ops", "--backend", "jax", "-o", str(tmp_path / "p"))
+    assert code == 0 and "entry point 'my_ops' -> onnxport_my_ops.plugin" in out
+    text = (tmp_path / "p" / "pyproject.toml").read_text()
+    assert 'name = "onnxport-my-ops"' in text and '[tool.onnxport]\nbackend = "jax"' in text
+    assert "--onnxport-package onnxport_my_ops" in text
+    code, _, err = run(capsys, "new-plugin", "my-ops", "-o", str(tmp_path / "p"))
+    assert code == 1 and "not empty" in err
+    code, _, err = run(capsys, "new-plugin", "My Ops!", "-o", str(tmp_path / "q"))
+    assert code == 1 and "plugin name" in err
+    code, _, err = run(capsys, "new-op", "Relu", "--into", str(tmp_path / "nowhere"))
+    assert code == 1 and "no plugin folder" in err

@@ -4,6 +4,7 @@ expected failures, a broken plugin, and the report that `onnxport coverage` read
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -58,7 +59,7 @@ def outcomes(result: pytest.RunResult, **expected: int) -> None:
 
 def test_fake_backend_generates_and_passes(fake_env: pytest.Pytester) -> None:
     report = fake_env.path / "report.json"
-    result = run(fake_env, "--onnxport-op", "Relu", "--onnxport-op", "LeakyRelu", f"--onnxport-report={report}", "-v")
+    result = run(fake_env, "--onnxport-op", "Relu", "--onnxport-op", "LeakyRelu", f"--onnxport-report={report}", "-v", "-rs")
     outcomes(result, failed=0, errors=0)
     out = result.stdout.str()
     # every kind of generated test is there
@@ -67,11 +68,12 @@ def test_fake_backend_generates_and_passes(fake_env: pytest.Pytester) -> None:
                  "test_onnx_export_sample[fake-export-fake.relu-0]",
                  "test_onnx_roundtrip[fake-roundtrip-fake.leaky_relu-alpha0.1]",
                  "test_onnxport_primitive_has_cases[fake-import-Relu-14]",
-                 "test_onnxport_primitive_has_cases[fake-export-fake.relu]",
-                 "test_onnxport_hook_documented[onnxport_register]",
-                 "test_onnxport_expected_failures_reviewed[fake]"):
+                 "test_onnxport_primitive_has_cases[fake-export-fake.relu]"):
         assert f"{name} PASSED" in out, name
     assert "test_onnx_node_case[fake-test_add" not in out  # filtered by --onnxport-op
+    # a filtered run has no whole-backend meta-tests and no empty-set skips
+    assert "hook_documented" not in out and "expected_failures_reviewed" not in out
+    assert "empty parameter set" not in out
     data = json.loads(report.read_text())
     exports = [r for r in data["results"] if r["direction"] == "export"]
     assert {r["case"] for r in exports} == {"fake.relu[0]", "fake.leaky_relu[alpha0.1]"}
@@ -107,7 +109,7 @@ def test_expected_failure_list_is_reviewed(fake_env: pytest.Pytester, monkeypatc
         "test_relu[float7]": "no such variant",
         "export:fake.nothing": "no such exporter",
     }))
-    result = run(fake_env, "--onnxport-op", "Relu", "-k", "expected_failures_reviewed")
+    result = run(fake_env, "-k", "expected_failures_reviewed")
     outcomes(result, failed=1)
     result.stdout.fnmatch_lines([
         "*'test_relu': the reason is empty*",
@@ -129,7 +131,8 @@ def test_plugin_that_fails_to_import_fails_the_run(fake_env: pytest.Pytester, mo
     monkeypatch.setenv("ONNXPORT_BLOCK_PLUGINS", "torch,jax,tensorflow,example")
     result = run(fake_env, "--onnxport-op", "Relu")
     assert result.ret != 0
-    result.stdout.fnmatch_lines(["*PluginError*'broken'*failed to import*ModuleNotFoundError*"])
+    text = result.stdout.str() + result.stderr.str()
+    assert re.search(r"PluginError.*'broken'.*failed to import.*ModuleNotFoundError", text), text
 
 
 def test_hook_problems_names_undocumented_arguments() -> None:
@@ -169,3 +172,77 @@ def test_every_hook_is_documented_for_contributors() -> None:
     for hook, problems in hook_problems(hookspecs).items():
         assert not problems, (hook, problems)
         assert f"`{hook}" in text, f"CONTRIBUTING.md does not document the hook {hook}"
+
+
+def test_unfiltered_run_has_the_meta_tests(fake_env: pytest.Pytester) -> None:
+    result = run(fake_env, "-v", "-k", "hook_documented or expected_failures_reviewed")
+    outcomes(result, failed=0, passed=3)
+    result.stdout.fnmatch_lines(["*test_onnxport_expected_failures_reviewed?fake? PASSED*",
+                                 "*test_onnxport_hook_documented?onnxport_register? PASSED*"])
+
+
+@pytest.mark.parametrize("term, hint", [
+    ("Reluu", "did you mean Relu?"),
+    ("fake.reluu", "did you mean fake.relu?"),
+    ("com.other::Relu", ""),
+    ("Conv", ""),  # an ONNX op the fake backend does not register
+])
+def test_a_filter_that_selects_nothing_is_an_error(fake_env: pytest.Pytester, term: str, hint: str) -> None:
+    result = run(fake_env, "--onnxport-op", "Relu", "--onnxport-op", term)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*--onnxport-op {term} selects nothing*backend(s) fake*{hint}*"])
+    assert "passed" not in result.stdout.str()
+
+
+def test_filters_take_domains_and_export_targets(fake_env: pytest.Pytester, monkeypatch) -> None:
+    monkeypatch.setenv("ONNXPORT_FAKE_NOCASE", "1")
+    result = run(fake_env, "-v", "--onnxport-op", "com.fake::NoCase", "--onnxport-op", "fake.leaky_relu",
+                 "--onnxport-op", "ai.onnx::Add", "--onnxport-no-random", "--onnxport-no-variants")
+    out = result.stdout.str()
+    assert "test_onnxport_primitive_has_cases[fake-import-com.fake::NoCase-1] FAILED" in out
+    assert "test_onnx_export_sample[fake-export-fake.leaky_relu-alpha0.1] PASSED" in out
+    assert "test_onnx_node_case[fake-test_add] PASSED" in out
+    assert "fake.relu" not in out and "test_relu" not in out  # not selected
+    # the domain must match: the default domain has no NoCase
+    result = run(fake_env, "--onnxport-op", "NoCase")
+    result = run(fake_env, "--onnxport-op", "ai.onnx::NoCase")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_package_filter(fake_env: pytest.Pytester) -> None:
+    result = run(fake_env, "-v", "--onnxport-package", "onnxport_fake", "--onnxport-op", "Relu",
+                 "--onnxport-no-random", "--onnxport-no-variants")
+    outcomes(result, failed=0)
+    assert "test_onnx_node_case[fake-test_relu] PASSED" in result.stdout.str()
+    result = run(fake_env, "--onnxport-package", "onnxport_nothing")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--onnxport-package onnxport_nothing selects nothing*"])
+
+
+def test_custom_ops_run_with_their_numpy_reference() -> None:
+    import numpy as np
+    from onnx import helper
+
+    from onnxport import RegistryError, Sample
+    from onnxport_testkit.reference import run_with_custom_ops
+
+    nodes = [helper.make_node("Relu", ["x"], ["r"]),
+             helper.make_node("ScaledTanh", ["r"], ["s"], domain="com.example", alpha=2.0),
+             helper.make_node("Shift", ["s"], ["y"], domain="com.other", by=1.5)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", 1, [4])],
+                              [helper.make_tensor_value_info("y", 1, [4])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.example", 1),
+                                                    helper.make_opsetid("com.other", 1)])
+    x = np.array([-1.0, 0.0, 0.5, 2.0], np.float32)
+    table = {"com.example::ScaledTanh": lambda v, alpha=1.0: alpha * np.tanh(v),
+             "com.other::Shift": lambda v, by=0.0: v + np.float32(by)}
+    (y,) = run_with_custom_ops(model, [x], table)
+    np.testing.assert_allclose(y, 2.0 * np.tanh(np.maximum(x, 0)) + 1.5, rtol=1e-6)
+    with pytest.raises(AssertionError, match=r"custom ops \['com.other::Shift'\] that the sample's reference"):
+        run_with_custom_ops(model, [x], {"com.example::ScaledTanh": table["com.example::ScaledTanh"]})
+    with pytest.raises(AssertionError, match="2 custom op types"):
+        run_with_custom_ops(model, [x], table["com.other::Shift"])
+    with pytest.raises(RegistryError, match="runner 'ort'"):
+        Sample(None, (), runner="ort")
+    with pytest.raises(RegistryError, match="not both"):
+        Sample(None, (), reference=np.tanh, runner="import")

@@ -79,14 +79,26 @@ def test_shared_weight_stays_one_parameter():
     torch.testing.assert_close(seq(x), r @ (torch.eye(4) * 0.5))
 
 
-def test_branching_graph_names_the_node():
+def test_residual_graph_nests_and_other_joins_name_the_node():
+    from onnxport_torch.residual import Residual
+
     nodes = [
         helper.make_node("Relu", ["x"], ["a"], name="relu"),
         helper.make_node("Sigmoid", ["a"], ["b"], name="sig"),
         helper.make_node("Add", ["a", "b"], ["y"], name="residual"),
     ]
     model = make_model(nodes, [tensor_info("x", [2])], [tensor_info("y", [2])])
-    with pytest.raises(ModelError, match="branching at node 'sig'"):
+    seq = onnxport.to_sequential(model)
+    assert isinstance(seq[1], Residual) and isinstance(seq[1].shortcut, nn.Identity)
+    x = torch.randn(2)
+    torch.testing.assert_close(seq(x), torch.relu(x) + torch.sigmoid(torch.relu(x)))
+    nodes[2:] = [
+        helper.make_node("Tanh", ["a"], ["c"], name="tanh"),
+        helper.make_node("Add", ["b", "c"], ["d"], name="inner"),
+        helper.make_node("Add", ["d", "a"], ["y"], name="outer"),
+    ]
+    model = make_model(nodes, [tensor_info("x", [2])], [tensor_info("y", [2])])
+    with pytest.raises(ModelError, match="rejoin at 'inner'.*'outer'"):
         onnxport.to_sequential(model)
 
 

@@ -689,6 +689,11 @@ class JaxBackend:
     def import_model(self, plan: ImportPlan, **options: Any) -> JaxModel:
         return import_plan(plan, **options)
 
+    def to_sequential(self, plan: ImportPlan, **options: Any) -> Any:
+        from .sequential import to_sequential
+
+        return to_sequential(plan, **options)
+
     def handles(self, obj: Any) -> bool:
         return isinstance(obj, JaxModel)
 

@@ -1,4 +1,8 @@
-"""A linear ONNX graph as ``nn.Sequential``: one step per node, native layers unwrapped.
+"""An ONNX graph as ``nn.Sequential``: one step per node, native layers unwrapped.
+
+A linear graph is a flat sequential. A graph of blocks whose branches rejoin (ResNet, DenseNet,
+MobileNetV2 ...) nests: each such block is a :class:`Residual` (a body and a shortcut) or a
+:class:`Parallel` (several branches), holding the branches and the joining node's step.
 
 The model is imported once; its fx graph is then cut into one small ``fx.GraphModule`` per ONNX
 node. Steps share the imported module's Parameter objects, so a weight used by two nodes stays one
@@ -18,10 +22,17 @@ from onnxport.errors import ModelError
 
 
 def to_sequential(plan: ImportPlan, **options: Any) -> nn.Sequential:
-    """Build an ``nn.Sequential`` for a prepared, linear model (see ``onnxport.to_sequential``)."""
+    """Build an ``nn.Sequential`` for a prepared model (see ``onnxport.to_sequential``)."""
+    from onnxport.surgery.blocks import block_structure, is_linear
+
     from .importer import import_plan
 
+    structure = block_structure(plan.model)
     full = import_plan(plan, **options)
+    if not is_linear(structure):
+        from .residual import nested_sequential
+
+        return nested_sequential(full, structure)
     graph = full.graph
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
     if len(placeholders) != 1:
