@@ -111,6 +111,13 @@ class TFGraph(Builder):
         where = f"{op.type} (op {op.name!r})" if op is not None else "?"
         return ConversionError(f"exporting TF {where}: {message}")
 
+    def branch(self, attr: str, operands: Sequence[ir.Value | None]) -> ir.Graph:
+        """The TF function named by the current op's attribute ``attr`` (an If branch) as an ONNX
+        subgraph whose inputs are the op's operands after the first (outer values, read directly)."""
+        name = self.tf_op.get_attr(attr).name
+        fgraph = self.tf_op.graph._get_function(name).graph
+        return self.converter.run_subgraph(self, fgraph, list(self.tf_op.inputs[1:]), list(operands), name)
+
     # -- value helpers (rank, axis, dim_size: the core Builder's) ---------------------------------
     def nchw(self, x: ir.Value, nd: int) -> ir.Value:
         """A channels-last value as channels-first (a Transpose the layout pass may cancel)."""
@@ -217,6 +224,31 @@ class _Converter:
         outs = [self.value(g, t, env) for t in self.cf.outputs]
         for value, name in zip(outs, output_names):
             g.output(value, name)
+
+    def run_subgraph(self, g: TFGraph, fgraph: Any, outer: list[tf.Tensor], operands: list[ir.Value | None],
+                     name: str) -> ir.Graph:
+        """Convert a TF function body into an ONNX subgraph of ``g`` reading outer values."""
+        sub = TFGraph(g.opset, name=g.unique_name(name), parent=g)
+        env: dict[str, Any] = {}
+        if len(fgraph.inputs) < len(outer):
+            raise g.error(f"function {name!r} takes {len(fgraph.inputs)} inputs, the op passes {len(outer)}")
+        for ph, t, v in zip(fgraph.inputs, outer, operands):
+            if t.dtype == tf.resource:
+                hit = self._resources.get(t.name)
+                if hit is None:
+                    raise g.error(f"function {name!r} reads resource {t.name!r}, which is no captured variable")
+                self._resources[ph.name] = hit
+            else:
+                env[ph.name] = v
+        saved = g.tf_op
+        for op in fgraph.get_operations():
+            self.convert(sub, op, env)
+        g.tf_op = saved
+        for t in fgraph.outputs:
+            v = self.value(sub, t, env)
+            out = sub.output(v)
+            annotate(out, t)
+        return sub.graph()
 
     def value(self, g: TFGraph, t: tf.Tensor, env: dict[str, Any]) -> ir.Value:
         """The IR value of a TF tensor (constants made on first use)."""
