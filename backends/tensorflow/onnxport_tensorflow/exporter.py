@@ -118,6 +118,20 @@ class TFGraph(Builder):
         fgraph = self.tf_op.graph._get_function(name).graph
         return self.converter.run_subgraph(self, fgraph, list(self.tf_op.inputs[1:]), list(operands), name)
 
+    @staticmethod
+    def converter_dtype(dtype: Any) -> ir.DataType:
+        """The ONNX element type of a TF dtype."""
+        return onnx_dtype(dtype)
+
+    def function_graph(self, attr: str) -> Any:
+        """The TF function body named by the current op's attribute ``attr``."""
+        return self.tf_op.graph._get_function(self.tf_op.get_attr(attr).name).graph
+
+    def inline(self, fgraph: Any, operands: Sequence[ir.Value | None], outer: Sequence[tf.Tensor]) -> list[ir.Value]:
+        """Convert a TF function body into this graph's nodes, its inputs bound to ``operands``
+        (resources: the variables behind ``outer``); returns its outputs."""
+        return self.converter.inline(self, fgraph, list(outer), list(operands))
+
     # -- value helpers (rank, axis, dim_size: the core Builder's) ---------------------------------
     def nchw(self, x: ir.Value, nd: int) -> ir.Value:
         """A channels-last value as channels-first (a Transpose the layout pass may cancel)."""
@@ -249,6 +263,23 @@ class _Converter:
             out = sub.output(v)
             annotate(out, t)
         return sub.graph()
+
+    def inline(self, g: TFGraph, fgraph: Any, outer: list[tf.Tensor], operands: list[Any]) -> list[ir.Value]:
+        """Convert ``fgraph``'s ops into ``g`` with its inputs bound to ``operands``."""
+        env: dict[str, Any] = {}
+        for ph, t, v in zip(fgraph.inputs, outer, operands):
+            if t.dtype == tf.resource:
+                hit = self._resources.get(t.name)
+                if hit is None:
+                    raise g.error(f"a function reads resource {t.name!r}, which is no captured variable")
+                self._resources[ph.name] = hit
+            else:
+                env[ph.name] = v
+        saved = g.tf_op
+        for op in fgraph.get_operations():
+            self.convert(g, op, env)
+        g.tf_op = saved
+        return [self.value(g, t, env) if t.dtype != tf.resource else None for t in fgraph.outputs]
 
     def value(self, g: TFGraph, t: tf.Tensor, env: dict[str, Any]) -> ir.Value:
         """The IR value of a TF tensor (constants made on first use)."""
