@@ -72,10 +72,15 @@ def while_(g, *operands):
     vals: list = list(operands)
     for i in carried:
         t = op.outputs[i]
-        shape = None if t.shape.rank is None else [d if d is not None else None for d in t.shape.as_list()]
+        src = t if t.shape.rank is not None else op.inputs[i]  # TF keeps the rank through the loop
+        shape = None if src.shape.rank is None else (
+            list(t.shape.as_list()) if t.shape.rank is not None else [None] * src.shape.rank)
         vals[i] = body.input(_fresh(body, f"loop_{i}"), g.converter_dtype(t.dtype), shape)
     body.tf_op = op
     new = body.inline(body_fn, vals, list(op.inputs))
+    for i in carried:  # function bodies may lose static shapes: the loop keeps its values' shapes
+        if new[i] is not None and new[i].shape is None and vals[i].shape is not None:
+            new[i].shape = vals[i].shape
     body.tf_op = op
     cond_out = body.inline(cond_fn, new, list(op.inputs))[0]
     body.output(body.cast(cond_out, ir.DataType.BOOL) if cond_out.dtype is not None else cond_out)
