@@ -222,7 +222,12 @@ class _Converter:
     def run(self, g: TFGraph, input_names: list[str], shapes: list[list[int | str | None]],
             output_names: list[str]) -> None:
         env: dict[str, Any] = {}
-        placeholders = [t for t in self.graph.inputs if t.name not in self._resources and t.dtype != tf.resource]
+        captured = {internal.name: external for external, internal in self.graph.captures}
+        placeholders = [t for t in self.graph.inputs if t.name not in captured and t.dtype != tf.resource]
+        for name, external in captured.items():  # tensors captured by value (Keras Normalization's mean ...)
+            if external.dtype != tf.resource and hasattr(external, "numpy"):
+                arr = np.asarray(external.numpy())
+                env[name] = lambda gg, a=arr, dt=external.dtype: gg.const(a, onnx_dtype(dt))
         if len(placeholders) != len(shapes):
             raise ConversionError(f"the traced function takes {len(placeholders)} tensor inputs, "
                                   f"{len(shapes)} were given")
