@@ -68,6 +68,32 @@ _FROM_TF = {v: k for k, v in _TO_TF.items()}
 
 FLOAT_TYPES = frozenset({DT.FLOAT, DT.DOUBLE, DT.FLOAT16, DT.BFLOAT16})
 
+#: types TensorFlow has no tensor for, held in a wider "carrier" tensor type that represents
+#: every value exactly (float8/float4 in float32, 4/2-bit integers in int8/uint8)
+CARRIERS: dict[DT, tf.DType] = {
+    DT.FLOAT8E4M3FN: tf.float32, DT.FLOAT8E4M3FNUZ: tf.float32, DT.FLOAT8E5M2: tf.float32,
+    DT.FLOAT8E5M2FNUZ: tf.float32, DT.FLOAT4E2M1: tf.float32,
+    DT.INT4: tf.int8, DT.INT2: tf.int8, DT.UINT4: tf.uint8, DT.UINT2: tf.uint8,
+}
+
+
+def carrier(dtype: DT | int | None) -> tf.DType | None:
+    """The TensorFlow type that holds values of an ONNX type without a tensor type, or None."""
+    try:
+        return CARRIERS.get(DT(dtype)) if dtype is not None else None
+    except ValueError:
+        return None
+
+
+def to_carrier_array(arr: np.ndarray) -> np.ndarray:
+    """A numpy array of an ml_dtypes narrow type as its carrier type (exact); others unchanged."""
+    try:
+        dt = to_onnx_dtype(arr.dtype)
+    except ConversionError:
+        return arr
+    c = CARRIERS.get(dt)
+    return arr if c is None else arr.astype(c.as_numpy_dtype)
+
 
 def to_numpy_dtype(dtype: DT | int | None) -> np.dtype:
     """The numpy dtype of an ONNX element type (``object`` for strings); raises for unknown types."""
@@ -80,11 +106,12 @@ def to_numpy_dtype(dtype: DT | int | None) -> np.dtype:
 
 
 def to_tf_dtype(dtype: DT | int | None) -> tf.DType:
-    """The TensorFlow dtype of an ONNX element type; raises for types TensorFlow lacks."""
+    """The TensorFlow dtype of an ONNX element type (the carrier type for narrow types, see
+    :data:`CARRIERS`); raises for types TensorFlow cannot hold."""
     if dtype is None:
         raise ConversionError("value has no known element type")
     try:
-        return _TO_TF[DT(dtype)]
+        return _TO_TF.get(DT(dtype)) or CARRIERS[DT(dtype)]
     except (KeyError, ValueError):
         raise ConversionError(f"ONNX element type {DT(dtype).name} has no TensorFlow tensor type") from None
 
@@ -92,7 +119,7 @@ def to_tf_dtype(dtype: DT | int | None) -> tf.DType:
 def has_tf_dtype(dtype: DT | int | None) -> bool:
     """Whether TensorFlow has a tensor type for this ONNX element type."""
     try:
-        return dtype is not None and DT(dtype) in _TO_TF
+        return dtype is not None and (DT(dtype) in _TO_TF or DT(dtype) in CARRIERS)
     except ValueError:
         return False
 
@@ -115,7 +142,7 @@ def tf_from_numpy(dtype: np.dtype | type) -> tf.DType:
     dt = np.dtype(dtype)
     if dt.kind in "OSU":
         return tf.string
-    return to_tf_dtype(to_onnx_dtype(dt))
+    return to_tf_dtype(to_onnx_dtype(dt))  # narrow ml_dtypes types: their carrier
 
 
 def is_float(dtype: np.dtype | tf.DType | type) -> bool:

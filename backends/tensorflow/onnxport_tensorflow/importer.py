@@ -60,11 +60,11 @@ def to_numpy(x: Any) -> Any:
     if isinstance(x, (list, tuple)):
         return [to_numpy(e) for e in x]
     if isinstance(x, (tf.Tensor, tf.Variable)):
-        arr = x.numpy()
+        arr = np.asarray(x.numpy())
         if x.dtype == tf.string:
-            arr = np.vectorize(_decode, otypes=[object])(arr) if arr.size else np.asarray(arr, dtype=object)
-            return np.asarray(arr, dtype=object)
-        return np.asarray(arr)
+            arr = np.asarray(arr, dtype=object)
+            return np.vectorize(_decode, otypes=[object])(arr) if arr.size else arr
+        return arr
     return np.asarray(x)
 
 
@@ -228,8 +228,10 @@ def _to_tensor(x: Any) -> Any:
         return [_to_tensor(e) for e in x]
     if isinstance(x, (np.ndarray, np.generic)):
         if x.dtype.kind in "OSU":
-            return tf.constant(np.asarray(x, dtype=object).astype(bytes) if x.size else x, dtype=tf.string)
-        return tf.constant(x)
+            from .ops.import_._static import string_tensor
+
+            return string_tensor(x)
+        return tf.constant(dtypes.to_carrier_array(np.asarray(x)))
     return x
 
 
@@ -248,11 +250,8 @@ class TfModel(tf.Module):
                  static: dict[ir.Value, Any], info: dict[str, Any], mode: Mode, random: bool,
                  seed: int | None, name: str | None = None):
         super().__init__(name=name or "onnx_model")
-        self._program = program
+        self._impl = _Internals(program, var_values, static, info)
         self.weights: dict[str, tf.Variable] = variables
-        self._var_values = var_values
-        self._static = static
-        self._info = info
         self._mode = mode
         self._random = random
         self._seed = seed
@@ -261,17 +260,17 @@ class TfModel(tf.Module):
     # -- facts --------------------------------------------------------------------------
     @property
     def input_names(self) -> list[str]:
-        return [i["name"] for i in self._info["inputs"]]
+        return [i["name"] for i in self._impl.info["inputs"]]
 
     @property
     def output_names(self) -> list[str]:
-        return list(self._info["outputs"])
+        return list(self._impl.info["outputs"])
 
     @property
     def input_signature(self) -> list[tf.TensorSpec] | None:
         """The ``tf.TensorSpec`` of every graph input (None when an input is not a tensor)."""
         specs = []
-        for spec in self._info["inputs"]:
+        for spec in self._impl.info["inputs"]:
             if spec["kind"] != "tensor" or spec["tf_dtype"] is None:
                 return None
             shape = None if spec["shape"] is None else [d if isinstance(d, int) else None for d in spec["shape"]]
@@ -312,24 +311,24 @@ class TfModel(tf.Module):
     def __call__(self, *inputs: Any, **named: Any) -> Any:
         """Check the inputs (dtypes and static dims, no implicit casts), then run :attr:`serve`."""
         values = self._bind_inputs(inputs, named)
-        values = [self._check_input(spec, x) for spec, x in zip(self._info["inputs"], values)]
+        values = [self._check_input(spec, x) for spec, x in zip(self._impl.info["inputs"], values)]
         return self.serve(*values)
 
     @tf.autograph.experimental.do_not_convert
     def forward(self, *inputs: Any) -> Any:
         """The graph on tensors, as a plain Python function (trace it, or call it eagerly)."""
-        if len(inputs) != len(self._program.inputs):
-            raise InputError(f"the model takes {len(self._program.inputs)} input(s), got {len(inputs)}")
+        if len(inputs) != len(self._impl.program.inputs):
+            raise InputError(f"the model takes {len(self._impl.program.inputs)} input(s), got {len(inputs)}")
         state = CallState(self._seed, self.weights)
         token = CALL.set(state)
         try:
-            env = _Env(self._static)
-            for key, v in self._var_values.items():
+            env = _Env(self._impl.static)
+            for key, v in self._impl.var_values.items():
                 var = self.weights[key]
-                env[v] = layout.lay_out(var) if v in self._program.hwio else var.read_value()
-            for v, x in zip(self._program.inputs, inputs):
+                env[v] = layout.lay_out(var) if v in self._impl.program.hwio else var.read_value()
+            for v, x in zip(self._impl.program.inputs, inputs):
                 env[v] = x
-            outs = [_to_tensor(o) for o in self._program.run(env)]
+            outs = [_to_tensor(o) for o in self._impl.program.run(env)]
         finally:
             CALL.reset(token)
         if state.updates:
@@ -353,9 +352,12 @@ class TfModel(tf.Module):
             return _to_tensor(x)
         want = spec["tf_dtype"]
         if isinstance(x, (np.ndarray, np.generic)):
-            got = dtypes.tf_from_numpy(x.dtype) if x.dtype.kind in "OSU" or _np_ok(x.dtype) else None
-            if want is not None and got != want:
-                raise InputError(f"input {name!r} must have dtype {want.name}, got {x.dtype} (no implicit casts)")
+            ok = want is None or (spec["np_dtype"] is not None and x.dtype == spec["np_dtype"]) or (
+                (x.dtype.kind in "OSU" or _np_ok(x.dtype)) and dtypes.tf_from_numpy(x.dtype) == want
+                and spec["np_dtype"] is not None and spec["np_dtype"] not in _NARROW_NP)
+            if not ok:
+                raise InputError(f"input {name!r} must have dtype {spec['np_dtype'] or want.name}, got {x.dtype} "
+                                 "(no implicit casts)")
             x = _to_tensor(x)
         elif isinstance(x, (tf.Tensor, tf.Variable)):
             if want is not None and x.dtype != want:
@@ -370,6 +372,23 @@ class TfModel(tf.Module):
         n = sum(int(np.prod(v.shape)) for v in self.weights.values() if v.trainable)
         return (f"TfModel(inputs={self.input_names}, outputs={self.output_names}, "
                 f"trainable={len(self.trainable_variables)} variables / {n} values)")
+
+
+_NARROW_NP = frozenset(np.dtype(dtypes.to_numpy_dtype(t)) for t in dtypes.CARRIERS)
+
+
+class _Internals:
+    """The compiled graph and its import-time facts, kept out of ``tf.Module``'s tracking (it
+    walks attributes for variables and cannot hold ``ir.Value`` keys)."""
+
+    __slots__ = ("program", "var_values", "static", "info")
+
+    def __init__(self, program: Program, var_values: dict[str, ir.Value], static: dict[ir.Value, Any],
+                 info: dict[str, Any]):
+        self.program = program
+        self.var_values = var_values
+        self.static = static
+        self.info = info
 
 
 def _np_ok(dt: np.dtype) -> bool:
@@ -510,13 +529,14 @@ def _input_spec(v: ir.Value) -> dict[str, Any]:
     kind = "tensor"
     if v.type is not None and not isinstance(v.type, ir.TensorType):
         kind = "other"
-    tf_dtype = None
+    tf_dtype = np_dtype = None
     if kind == "tensor" and v.dtype is not None and dtypes.has_tf_dtype(v.dtype):
         tf_dtype = dtypes.to_tf_dtype(v.dtype)
+        np_dtype = dtypes.to_numpy_dtype(v.dtype)
     shape = None
     if kind == "tensor" and v.shape is not None:
         shape = tuple(d if isinstance(d, int) else (getattr(d, "value", None) or None) for d in v.shape)
-    return {"name": v.name, "kind": kind, "tf_dtype": tf_dtype, "shape": shape}
+    return {"name": v.name, "kind": kind, "tf_dtype": tf_dtype, "np_dtype": np_dtype, "shape": shape}
 
 
 def _var_name(key: str) -> str:
@@ -559,6 +579,7 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
     info = {
         "inputs": [_input_spec(v) for v in graph.inputs],
         "outputs": [v.name for v in graph.outputs],
+        "output_dtypes": [v.dtype for v in graph.outputs],
         "graph_name": graph.name,
     }
     seed = options.get("seed")
@@ -598,10 +619,16 @@ class TensorflowBackend(ExportSupport):
         list), the graph runs eagerly instead.
         """
         values = model._bind_inputs(tuple(inputs), {})
-        values = [model._check_input(spec, x) for spec, x in zip(model._info["inputs"], values)]
+        values = [model._check_input(spec, x) for spec, x in zip(model._impl.info["inputs"], values)]
         try:
             out = model.serve(*values)
         except DataDependentError:
             out = model.forward(*values)
         outs = list(out) if isinstance(out, tuple) else [out]
-        return [to_numpy(o) for o in outs]
+        result = []
+        for o, dt in zip(outs, model._impl.info["output_dtypes"]):
+            o = to_numpy(o)
+            if dtypes.carrier(dt) is not None and isinstance(o, np.ndarray):
+                o = o.astype(dtypes.to_numpy_dtype(dt))  # exact: the carrier holds grid values
+            result.append(o)
+        return result

@@ -52,14 +52,25 @@ def to_last(x: Any) -> Any:
         return np.transpose(x, _TO_LAST)
     if len(x.shape) < 4:
         x = tf.reshape(x, [1] * (4 - len(x.shape)) + x.shape.as_list())
-    return tf.transpose(x, _TO_LAST)
+    return _permute(x, _TO_LAST)
 
 
 def to_first(x: Any) -> Any:
     """NHWC -> NCHW."""
     if isinstance(x, (np.ndarray, np.generic)):
         return np.transpose(x, _TO_FIRST)
-    return tf.transpose(x, _TO_FIRST)
+    return _permute(x, _TO_FIRST)
+
+
+def _permute(x: Any, perm: tuple[int, ...]) -> Any:
+    """``tf.transpose``, or a reshape when the permutation only moves size-1 dims (a per-channel
+    scale [1, C, 1, 1], a pooled [N, 1, 1, C]): the same values, no data movement."""
+    dims = x.shape.as_list()
+    if None not in dims:
+        moved = [p for p in perm if dims[p] != 1]
+        if moved == sorted(moved):
+            return tf.reshape(x, [dims[p] for p in perm])
+    return tf.transpose(x, perm)
 
 
 CONVERT: dict[str, Callable[[Any], Any]] = {"last": to_last, "first": to_first}

@@ -62,9 +62,20 @@ def tf_dtype(code: int | None, default: Any = tf.float32) -> tf.DType:
 
 def tensor(x: Any, dtype: Any = None) -> tf.Tensor:
     """``x`` as a tensor (numpy strings as ``tf.string``)."""
-    if isinstance(x, (np.ndarray, np.generic)) and x.dtype.kind in "OSU":
-        return tf.constant(np.asarray(x, dtype=object), dtype=tf.string)
+    if isinstance(x, (np.ndarray, np.generic)):
+        if x.dtype.kind in "OSU":
+            return string_tensor(x)
+        from ...dtypes import to_carrier_array
+
+        x = to_carrier_array(np.asarray(x))
     return tf.convert_to_tensor(x, dtype=dtype)
+
+
+def string_tensor(x: Any) -> tf.Tensor:
+    """A numpy array of ``str``/``bytes`` as a ``tf.string`` tensor (UTF-8), any shape."""
+    arr = np.asarray(x, dtype=object)
+    flat = [s.encode("utf-8") if isinstance(s, str) else bytes(s) for s in arr.reshape(-1).tolist()]
+    return tf.reshape(tf.constant(flat, tf.string, shape=[len(flat)]), arr.shape)
 
 
 def rank(x: Any) -> int:

@@ -66,7 +66,9 @@ def mod(ctx, a, b, *, fmod):
     if fmod:
         if _is_int(a):
             return tf.truncatemod(a, b)  # sign of the dividend
-        return tf.math.truncatemod(a, b)
+        if a.dtype in (tf.float16, tf.bfloat16):  # no half kernel: exact in float32
+            return tf.cast(tf.truncatemod(tf.cast(a, tf.float32), tf.cast(b, tf.float32)), a.dtype)
+        return tf.truncatemod(a, b)
     return tf.math.floormod(a, b)  # sign of the divisor
 
 

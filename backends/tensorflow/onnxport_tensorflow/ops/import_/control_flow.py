@@ -36,6 +36,12 @@ def _known(x: Any) -> bool:
     return hasattr(x, "numpy") and tf.executing_eagerly()
 
 
+def _free(x: Any) -> tf.TensorShape:
+    """A loop-carried value's shape invariant: its rank kept, every dim free to change."""
+    r = x.shape.rank
+    return tf.TensorShape(None if r is None else [None] * r)
+
+
 def _outputs(ctx, outs: list) -> Any:
     return outs[0] if ctx.num_outputs == 1 else tuple(outs)
 
@@ -129,7 +135,7 @@ def _while_loop(ctx, m, cond, values, body, n_carried):
         return i + 1, nc, new, tas
 
     c0 = tf.constant(True) if cond is None else tf.reshape(tf.cast(cond, tf.bool), [])
-    invariants = (tf.TensorShape([]), tf.TensorShape([]), [tf.TensorShape(None) for _ in carry0],
+    invariants = (tf.TensorShape([]), tf.TensorShape([]), [_free(v) for v in carry0],
                   [tf.TensorShape(None) for _ in arrays])
     _, _, carry, tas = tf.while_loop(keep_going, step, (tf.constant(0, tf.int64), c0, carry0, arrays),
                                      shape_invariants=invariants)
@@ -171,7 +177,7 @@ def scan(ctx, *inputs, body, num_scan_inputs, scan_input_axes, scan_input_direct
         tas = [ta.write(i, tensor(o)) for ta, o in zip(tas, outs[n_state:])]
         return i + 1, new, tas
 
-    invariants = (tf.TensorShape([]), [tf.TensorShape(None) for _ in states], [tf.TensorShape(None) for _ in arrays])
+    invariants = (tf.TensorShape([]), [_free(s) for s in states], [tf.TensorShape(None) for _ in arrays])
     _, carry, tas = tf.while_loop(lambda i, c, t: i < n, step, (tf.constant(0), states, arrays),
                                   shape_invariants=invariants)
     out_axes = list(scan_output_axes or [0] * n_out)

@@ -18,8 +18,9 @@ def range_(ctx, start, limit, delta, *, stash_type):
         s, lim, d = (concrete(ctx, i, v, name).reshape(()) for i, (v, name) in
                      enumerate(((start, "start"), (limit, "limit"), (delta, "delta"))))
     except Exception:  # noqa: BLE001 - runtime bounds
-        st = tensor(start)
-        return tf.cast(tf.range(st, tf.cast(limit, st.dtype), tf.cast(delta, st.dtype)), st.dtype)
+        st = tf.reshape(tensor(start), [])
+        lim, d = tf.reshape(tf.cast(limit, st.dtype), []), tf.reshape(tf.cast(delta, st.dtype), [])
+        return tf.cast(tf.range(st, lim, d), st.dtype)
     dtype = s.dtype
     if stash_type == 1 and dtype.itemsize < 4 and (dtype.kind == "f" or dtype.name == "bfloat16"):
         s, lim, d = (v.astype(np.float32) for v in (s, lim, d))

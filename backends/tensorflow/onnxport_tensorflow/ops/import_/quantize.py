@@ -5,11 +5,16 @@ work only for values known at import time."""
 from __future__ import annotations
 
 import numpy as np
+import onnx_ir as ir
 import tensorflow as tf
 
 from onnxport import importer
 
+from ... import dtypes
 from ._static import rank, tensor, tf_dtype
+from .cast import _FORMATS, _NARROW_INTS, round_to_format
+
+DT = ir.DataType
 
 
 def expand_scale(ctx, s, x, axis, block_size):
@@ -40,17 +45,26 @@ def quantize(x, scale, zp, out_dt, work=tf.float32):
 @importer("QuantizeLinear", since=28)
 def quantize_linear(ctx, x, y_scale, y_zero_point=None, *, axis, block_size, output_dtype, precision, saturate):
     x = tensor(x)
-    out = ctx.output_tf_dtype(0)
-    if out is None:
-        if ctx.output_dtype(0) is not None:
-            raise ctx.error(f"TensorFlow has no tensor type for {ctx.output_dtype(0).name}")
-        out = tensor(y_zero_point).dtype if y_zero_point is not None else tf_dtype(output_dtype, tf.uint8)
-    if out.is_floating:
-        raise ctx.error(f"quantizing to {out.name} is not supported")
+    onnx_out = ctx.output_dtype(0)
+    if onnx_out is None:
+        onnx_out = ctx.input_dtype(2) if y_zero_point is not None else (DT(output_dtype) if output_dtype else DT.UINT8)
+    onnx_out = DT(onnx_out)
     work = tf_dtype(precision) if precision else (tf.float64 if x.dtype == tf.float64 else tf.float32)
     s = expand_scale(ctx, y_scale, x, axis, block_size)
     zp = None if y_zero_point is None else expand_scale(ctx, y_zero_point, x, axis, block_size)
-    return quantize(x, s, zp, out, work)
+    if onnx_out in _FORMATS:  # float8/float4: x / scale (+ zero point) rounded onto the grid
+        q = tf.cast(x, work) / tf.cast(s, work)
+        if zp is not None:
+            q = q + tf.cast(zp, work)
+        return round_to_format(q, onnx_out, bool(saturate))
+    if onnx_out in _NARROW_INTS:
+        bits = _NARROW_INTS[onnx_out]
+        lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if onnx_out in (DT.INT4, DT.INT2) else (0, (1 << bits) - 1)
+        q = tf.round(tf.cast(x, work) / tf.cast(s, work))
+        if zp is not None:
+            q = q + tf.cast(zp, work)
+        return tf.cast(tf.clip_by_value(q, lo, hi), dtypes.carrier(onnx_out))
+    return quantize(x, s, zp, dtypes.to_tf_dtype(onnx_out), work)
 
 
 @importer("DequantizeLinear", since=28)

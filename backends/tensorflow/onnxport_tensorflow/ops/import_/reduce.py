@@ -30,10 +30,10 @@ def _log_sum_exp(x, a, k):
     return out if k else tf.squeeze(out, a)
 
 
-def _bool_safe(fn):
+def _bool_safe(fn, bool_fn):
     def run(x, a, k):
-        if x.dtype == tf.bool:
-            return fn(tf.cast(x, tf.int32), a, k)
+        if x.dtype == tf.bool:  # max/min of bools: any/all (empty: False/True, the identities)
+            return bool_fn(x, axis=a, keepdims=k)
         return fn(x, a, k)
     return run
 
@@ -41,8 +41,8 @@ def _bool_safe(fn):
 _REDUCE = {
     "ReduceSum": (13, lambda x, a, k: tf.reduce_sum(x, axis=a, keepdims=k)),
     "ReduceMean": (18, lambda x, a, k: tf.reduce_mean(_float(x), axis=a, keepdims=k)),
-    "ReduceMax": (20, _bool_safe(lambda x, a, k: tf.reduce_max(x, axis=a, keepdims=k))),
-    "ReduceMin": (20, _bool_safe(lambda x, a, k: tf.reduce_min(x, axis=a, keepdims=k))),
+    "ReduceMax": (20, _bool_safe(lambda x, a, k: tf.reduce_max(x, axis=a, keepdims=k), tf.reduce_any)),
+    "ReduceMin": (20, _bool_safe(lambda x, a, k: tf.reduce_min(x, axis=a, keepdims=k), tf.reduce_all)),
     "ReduceProd": (18, lambda x, a, k: tf.reduce_prod(x, axis=a, keepdims=k)),
     "ReduceL1": (18, lambda x, a, k: tf.reduce_sum(tf.abs(x), axis=a, keepdims=k)),
     "ReduceL2": (18, lambda x, a, k: tf.sqrt(tf.reduce_sum(tf.square(_float(x)), axis=a, keepdims=k))),

@@ -83,6 +83,8 @@ def unsqueeze(ctx, x, axes):
 
 @importer("Squeeze", since=25)
 def squeeze(ctx, x, axes=None):
+    if not isinstance(x, np.ndarray) and x.shape.rank is None:  # a loop value of unknown rank
+        return tf.squeeze(x) if axes is None else tf.squeeze(x, ints(ctx, 1, axes))
     r = rank(x)
     if axes is None:
         return np.squeeze(x) if _static(x) else tf.squeeze(x)

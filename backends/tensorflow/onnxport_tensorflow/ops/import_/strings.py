@@ -31,6 +31,8 @@ def string_split(ctx, x, *, delimiter, maxsplit):
     flat = tf.reshape(x, [-1])
     sep = delimiter if delimiter else None  # empty/absent: runs of whitespace, no empty pieces
     parts = tf.strings.split(flat, sep=sep, maxsplit=-1 if maxsplit is None else int(maxsplit))
+    if sep is None:  # whitespace pieces are never empty (TF adds one after a short maxsplit)
+        parts = tf.ragged.boolean_mask(parts, tf.strings.length(parts) > 0)
     counts = parts.row_lengths()
     width = tf.reduce_max(tf.concat([counts, [0]], 0))
     dense = parts.to_tensor(default_value="", shape=tf.stack([tf.size(flat, out_type=tf.int64), width]))

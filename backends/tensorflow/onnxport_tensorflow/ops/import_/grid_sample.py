@@ -1,0 +1,109 @@
+"""GridSample (N-D; nearest, linear, cubic; zeros, border, reflection padding) and AffineGrid."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import tensorflow as tf
+
+from onnxport import importer
+
+from ._static import ints, tensor
+
+
+def _reflect(x, lo, hi):
+    """Reflect coordinates by the nearer border until they lie in [lo, hi]."""
+    rng = hi - lo
+    if rng <= 0:
+        return tf.fill(tf.shape(x), tf.constant(lo, x.dtype))
+    below, above = lo - x, x - hi
+    nb, na = tf.floor(below / rng), tf.floor(above / rng)
+    rb, ra = below - nb * rng, above - na * rng
+    fb = tf.where(tf.math.floormod(nb, 2) == 0, lo + rb, hi - rb)
+    fa = tf.where(tf.math.floormod(na, 2) == 0, hi - ra, lo + ra)
+    return tf.where(x < lo, fb, tf.where(x > hi, fa, x))
+
+
+def _cubic(t, a=-0.75):
+    t = tf.abs(t)
+    return [((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a,
+            ((a + 2) * t - (a + 3)) * t * t + 1,
+            ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1,
+            ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a]
+
+
+@importer("GridSample", since=22)
+def grid_sample(ctx, x, grid, *, align_corners, mode, padding_mode):
+    if mode not in ("nearest", "linear", "cubic"):
+        raise ctx.error(f"unknown GridSample mode {mode!r}")
+    x = tensor(x)
+    dims = [int(d) for d in x.shape[2:]]
+    nd = len(dims)
+    g = tf.cast(grid, x.dtype)
+    taps = []  # per spatial dim: [(index, weight), ...]
+    for i, size in enumerate(dims):
+        v = g[..., nd - 1 - i]  # grid's last axis lists coordinates as (x, y, z): reversed dims
+        v = (v + 1) / 2 * (size - 1) if align_corners else ((v + 1) * size - 1) / 2
+        lo, hi = (0.0, size - 1.0) if align_corners else (-0.5, size - 0.5)
+        if mode == "nearest":
+            v = tf.round(v)
+        if padding_mode == "border":
+            v = tf.where((v < lo) | (v > hi), tf.clip_by_value(v, 0.0, size - 1.0), v)
+        elif padding_mode == "reflection":
+            v = _reflect(v, lo, hi)
+        if mode == "nearest":
+            taps.append([(tf.cast(v, tf.int32), None)])
+            continue
+        v0 = tf.floor(v)
+        t = v - v0
+        v0 = tf.cast(v0, tf.int32)
+        if mode == "linear":
+            taps.append([(v0, 1 - t), (v0 + 1, t)])
+        else:
+            taps.append([(v0 + k - 1, w) for k, w in enumerate(_cubic(t))])
+    xl = tf.transpose(x, [0, *range(2, nd + 2), 1])  # [N, *spatial, C]
+    batch = tf.shape(g)[0]
+    n = tf.broadcast_to(tf.reshape(tf.range(batch), [-1] + [1] * (len(g.shape) - 2)), tf.shape(g)[:-1])
+    out = 0
+    for combo in itertools.product(*taps):
+        idx, valid, weight = [n], None, None
+        for i, (ix, w) in enumerate(combo):
+            size = dims[i]
+            ok = (ix >= 0) & (ix < size)
+            if padding_mode == "zeros":
+                valid = ok if valid is None else valid & ok
+                ix = tf.clip_by_value(ix, 0, size - 1)
+            elif padding_mode == "border":
+                ix = tf.clip_by_value(ix, 0, size - 1)
+            else:
+                lo, hi = (0.0, size - 1.0) if align_corners else (-0.5, size - 0.5)
+                ix = tf.clip_by_value(tf.cast(_reflect(tf.cast(ix, x.dtype), lo, hi), tf.int32), 0, size - 1)
+            idx.append(ix)
+            if w is not None:
+                weight = w if weight is None else weight * w
+        vals = tf.gather_nd(xl, tf.stack(idx, axis=-1))  # [N, *out, C]
+        if valid is not None:
+            vals = tf.where(valid[..., None], vals, tf.zeros_like(vals))
+        out = out + (vals if weight is None else vals * weight[..., None])
+    r = len(out.shape)
+    return tf.transpose(out, [0, r - 1, *range(1, r - 1)])
+
+
+@importer("AffineGrid", since=20)
+def affine_grid(ctx, theta, size, *, align_corners):
+    """Sampling grid [N, *spatial, r] of theta @ (x, y[, z], 1) over normalized coordinates."""
+    shape = ints(ctx, 1, size)
+    n, spatial = shape[0], shape[2:]
+    axes = []
+    for s in spatial:
+        if align_corners:
+            axes.append(np.linspace(-1.0, 1.0, s) if s > 1 else np.zeros(1))
+        else:
+            axes.append((np.arange(s) * 2.0 + 1.0) / s - 1.0)
+    mesh = np.meshgrid(*axes, indexing="ij")  # per dim, [*spatial]
+    coords = np.stack([*reversed(mesh), np.ones(mesh[0].shape)], axis=-1)  # (x, y[, z], 1)
+    theta = tensor(theta)
+    base = tf.constant(coords.reshape(-1, len(spatial) + 1), theta.dtype)
+    grid = tf.einsum("pk,nrk->npr", base, theta)
+    return tf.reshape(grid, [n, *spatial, len(spatial)])
