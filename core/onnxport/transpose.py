@@ -11,6 +11,7 @@ where a layout-bound op (a Reshape, a graph output) reads it.
 Weights are never rewritten: a broadcast operand that is an initializer gets a Reshape (its
 non-unit dims keep their order) instead of a transposed copy; a Constant is transposed in place.
 A Conv without a bias followed by ``Add`` of such a reshaped vector takes the vector as its bias.
+A Transpose left that only moves size-1 dims becomes a Reshape.
 Framework-free; works on the main graph of an ``onnx_ir.Model``.
 """
 
@@ -308,7 +309,58 @@ class _Pass:
                 if not t.outputs[0].uses() and not t.outputs[0].is_graph_output() and t.graph is not None:
                     self.graph.remove(t, safe=True)
         self.fold_conv_bias()
+        self.unit_moves_to_reshapes()
         return self.changes
+
+    def unit_moves_to_reshapes(self) -> None:
+        """A Transpose that only moves size-1 dims (the non-unit dims keep their order, a squeeze-
+        excite vector [N, 1, 1, C] -> [N, C, 1, 1]) is a Reshape: no data moves."""
+        for node in list(self.graph):
+            if node.op_type != "Transpose" or node.domain not in ("", "ai.onnx") or _perm(node) is None:
+                continue
+            x = node.inputs[0]
+            perm = _perm(node)
+            if x is None or x.shape is None or len(x.shape) != len(perm):
+                continue
+            dims = list(x.shape)
+            moved = [i for i in perm if not (isinstance(dims[i], int) and dims[i] == 1)]
+            if moved != sorted(moved):
+                continue
+            target = []
+            for j, i in enumerate(perm):
+                d = dims[i]
+                if isinstance(d, int) and d > 0:
+                    target.append(d)
+                elif i == j and not isinstance(d, int):
+                    target.append(0)  # a symbolic dim that stays where it is: Reshape copies it
+                else:
+                    break
+            else:
+                if target.count(0) > 1 and -1 in target:
+                    continue
+                shape = self._const(np.asarray(target, dtype=np.int64), node)
+                src, prev = x, x.producer()
+                if (prev is not None and prev.op_type == "Reshape" and not prev.domain and len(x.uses()) == 1
+                        and not x.is_graph_output() and prev.inputs[0] is not None and prev.inputs[0].shape is not None
+                        and all(t != 0 or (j < len(prev.inputs[0].shape) and prev.inputs[0].shape[j] == dims[j])
+                                for j, t in enumerate(target))):
+                    src = prev.inputs[0]  # Reshape of a Reshape: one Reshape from the first one's input
+                new = ir.Node("", "Reshape", [src, shape], name=self._fresh(f"{node.name}/as_reshape"))
+                out = node.outputs[0]
+                new.outputs[0].name = self._fresh(f"{out.name}_reshaped")
+                dtype = out.dtype if out.dtype is not None else x.dtype
+                if dtype is not None:
+                    new.outputs[0].dtype = dtype
+                    new.outputs[0].shape = out.shape if out.shape is not None else ir.Shape(
+                        [dims[i] for i in perm])
+                self.graph.insert_before(node, new)
+                if out.is_graph_output():
+                    continue
+                out.replace_all_uses_with(new.outputs[0])
+                self.graph.remove(node, safe=True)
+                if src is not x:
+                    _drop_dead_chain(self.graph, prev)
+                self.changes += 1
 
 
 def _through_reshapes(v: ir.Value) -> ir.Value:
