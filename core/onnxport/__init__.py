@@ -18,7 +18,7 @@ from .errors import (
 from .hookspecs import hookimpl
 from .io import load, save
 from .plugins import registry
-from .registry import ImportCase, Registrar, Registry, Sample, exporter, importer
+from .registry import ImportCase, Registrar, Registry, Sample, exporter, importer, module_exporter
 
 __version__ = "0.1.0"
 
@@ -47,6 +47,7 @@ __all__ = [
     "import_model",
     "importer",
     "load",
+    "module_exporter",
     "prepare",
     "prune",
     "registry",

@@ -10,6 +10,7 @@ import onnx_ir as ir
 
 from . import driver as _convert
 from . import io as _io
+from .backend import Backend, export_part
 from .errors import BackendNotFoundError
 from .plugins import manager, registry
 
@@ -19,7 +20,7 @@ def backends() -> list[str]:
     return sorted(registry().backends)
 
 
-def get_backend(name: str) -> Any:
+def get_backend(name: str) -> Backend:
     """The registered backend object called ``name``."""
     reg = registry()
     if name not in reg.backends:
@@ -77,10 +78,10 @@ def backend_for(obj: Any) -> str:
 def export_model(obj: Any, example_inputs: Any = (), *, opset: int | None = None, **options: Any) -> ir.Model:
     """Export a framework object to an ONNX IR model through the backend that handles it."""
     name = backend_for(obj)
-    be = get_backend(name)
-    if not hasattr(be, "export_model"):
+    exp = export_part(get_backend(name))
+    if exp is None:
         raise BackendNotFoundError(f"backend {name!r} cannot export models yet")
-    return be.export_model(obj, example_inputs, opset=opset, **options)
+    return exp.export_model(obj, example_inputs, opset=opset, **options)
 
 
 def convert(obj: Any, to: str, example_inputs: Any = (), *, opset: int | None = None, **options: Any) -> Any:

@@ -97,7 +97,7 @@ def run_backend(model: ir.Model, backend: str, inputs: Sequence[np.ndarray]) -> 
     from . import api
 
     be = api.get_backend(backend)
-    if not hasattr(be, "run"):
+    if not be.supports("run"):
         raise CheckError(f"backend {backend!r} cannot run imported models on numpy inputs (no run())")
     imported = api.import_model(model, backend=backend)
     outs = be.run(imported, list(inputs))

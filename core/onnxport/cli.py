@@ -161,28 +161,33 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_convert(args: argparse.Namespace) -> int:
     from . import api
     from . import io as _io
+    from .backend import export_part
 
     be = api.get_backend(args.backend)
     out = Path(args.output)
     if out.suffix == ".onnx":
         # through the framework and back: import, then export the native object
-        if not hasattr(be, "export_model") or not hasattr(be, "from_numpy"):
+        exp = export_part(be)
+        if exp is None or not be.supports("from_numpy"):
             raise OnnxportError(f"backend {args.backend!r} cannot export models yet; save to another format")
         from .check import random_inputs
 
         model = _io.load(args.model)
         native = api.import_model(args.model, backend=args.backend)
         example = tuple(be.from_numpy(x) for x in random_inputs(model))
-        exported = be.export_model(native, example, opset=args.opset)
+        exported = exp.export_model(native, example, opset=args.opset)
         _io.save(exported, out)
         _out(f"imported into {args.backend} and exported to {out}")
         return 0
-    if not hasattr(be, "save"):
+    if not be.supports("save"):
         raise OnnxportError(
             f"backend {args.backend!r} cannot save native objects (no save()); write a .onnx file instead"
         )
+    from .check import random_inputs
+
     native = api.import_model(args.model, backend=args.backend)
-    be.save(native, out)
+    example = tuple(be.from_numpy(x) for x in random_inputs(_io.load(args.model), dim=2))
+    be.save(native, out, example)
     _out(f"imported into {args.backend} and saved to {out}")
     return 0
 

@@ -11,6 +11,9 @@ import onnx_ir as ir
 
 from . import spec as _spec
 from .errors import ConversionError, ModelError, UnsupportedOpError
+from .opfacts import NO_FOLD_OPS as NO_FOLD_OPS  # re-exported: the op facts live in opfacts
+from .opfacts import RANDOM_OPS as RANDOM_OPS
+from .opfacts import SETTING_INPUTS
 from .registry import ImportPrimitive, Registry
 
 #: node.meta key holding the canonical (newest) schema version after adaptation
@@ -48,19 +51,7 @@ def node_label(node: ir.Node) -> str:
     return f"{node.name or '<unnamed>'!r} ({node.domain or 'ai.onnx'}::{node.op_type})"
 
 
-# -- what a backend may precompute ------------------------------------------------------------
-#: ops that draw random values
-RANDOM_OPS = frozenset({
-    "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Bernoulli",
-    "Multinomial", "Dropout",
-})
-#: ops never evaluated ahead of time: random, mode-dependent, or running subgraphs
-NO_FOLD_OPS = RANDOM_OPS | {"If", "Loop", "Scan", "SequenceMap"}
-#: (op_type, input index) where a float initializer is a setting, not a weight to train
-SETTING_INPUTS = frozenset({
-    ("Resize", 1), ("Resize", 2), ("Upsample", 1), ("Clip", 1), ("Clip", 2), ("Pad", 2),
-    ("ConstantOfShape", 0), ("Range", 0), ("Range", 1), ("Range", 2), ("Dropout", 1),
-})
+# -- what a backend may precompute (the op facts of :mod:`onnxport.opfacts`) -------------------
 
 
 def is_weight_use(value: ir.Value, settings: frozenset[tuple[str, int]] | set = SETTING_INPUTS) -> bool:
@@ -375,7 +366,8 @@ def prepare(model: ir.Model, backend: str, registry: Registry, **options: Any) -
     validate(model)
     keep = options.get("keep_functions")
     if keep is None:  # the backend's default: torch keeps functions as reusable submodules
-        keep = getattr(registry.backends.get(backend), "keep_functions", False)
+        be = registry.backends.get(backend)
+        keep = be.keep_functions if be is not None else False
     if model.functions:
         from onnx_ir.passes.common import InlinePass
 

@@ -360,7 +360,7 @@ def to_sequential(
     m = _copy(model)
     block_structure(m)
     be = api.get_backend(backend)
-    if not hasattr(be, "to_sequential"):
+    if not be.supports("to_sequential"):
         raise BackendNotFoundError(f"backend {backend!r} does not build sequential containers")
     plan = api.prepare(m, backend, **options)
     return be.to_sequential(plan, **options)

@@ -33,7 +33,9 @@ def onnxport_register(registrar: Registrar) -> None:
         framework backend, ``registrar.discover(package, backend=name)`` to register every
         primitive marked with ``@importer``/``@exporter`` in a package's modules,
         ``registrar.add_import(...)``/``registrar.add_export(...)`` for single primitives and
-        ``registrar.add_adapter(...)`` for opset version adapters. Duplicate registrations raise.
+        ``registrar.add_adapter(...)`` for opset version adapters and
+        ``registrar.add_down_adapter(...)`` for rewrites to older opsets on export. A backend
+        object meets :mod:`onnxport.backend`'s contract. Duplicate registrations raise.
     """
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+import onnx_ir as ir
 
 from .errors import InputError
 
@@ -50,3 +53,43 @@ def check_shape(name: str, want: Sequence[int | str | None], actual: Sequence[in
             raise InputError(
                 f"input {name!r} dimension {axis} ({d!r}) is {size}, but another input has {d!r} = {symbols[d]}"
             )
+
+
+@dataclasses.dataclass(frozen=True)
+class InputSpec:
+    """What an imported model knows about one graph input, for call-time checks.
+
+    ``kind`` is ``"tensor"`` or ``"other"`` (sequence, optional); ``dtype`` the ONNX element
+    type; ``shape`` ints, symbolic dim names and None (unknown), or None when the rank is unknown.
+    """
+
+    name: str
+    kind: str
+    dtype: ir.DataType | None
+    shape: tuple[int | str | None, ...] | None
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.kind == "tensor"
+
+
+def input_spec(v: ir.Value) -> InputSpec:
+    """The :class:`InputSpec` of a graph input."""
+    kind = "other" if v.type is not None and not isinstance(v.type, ir.TensorType) else "tensor"
+    dtype = v.dtype if kind == "tensor" else None
+    shape = None
+    if kind == "tensor" and v.shape is not None:
+        shape = tuple(d if isinstance(d, int) else (getattr(d, "value", None) or None) for d in v.shape)
+    return InputSpec(v.name or "", kind, dtype, shape)
+
+
+class CallCheck:
+    """The shape checks of one call: static dims match, and a symbolic dim takes the same size
+    in every input that has it (:func:`check_shape` with shared symbols)."""
+
+    def __init__(self) -> None:
+        self.symbols: dict[str, int] = {}
+
+    def shape(self, spec: InputSpec, actual: Sequence[int]) -> None:
+        if spec.shape is not None:
+            check_shape(spec.name, spec.shape, actual, self.symbols)

@@ -32,9 +32,11 @@ from typing import Any
 import numpy as np
 import onnx_ir as ir
 
-#: ops never folded: random, or with effects beyond their outputs
-_NO_FOLD = {"RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial",
-            "Bernoulli", "Dropout", "If", "Loop", "Scan", "SequenceMap", "Constant"}
+from .opfacts import NO_FOLD_OPS
+
+#: ops never folded: random, or with effects beyond their outputs (:mod:`onnxport.opfacts`), and
+#: Constant (already a constant)
+_NO_FOLD = NO_FOLD_OPS | {"Constant"}
 
 
 def _attr(node: ir.Node, name: str, default: Any = None) -> Any:

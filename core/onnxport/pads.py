@@ -23,3 +23,26 @@ def same_pads(spatial: Sequence[int], kernel: Sequence[int], strides: Sequence[i
         begins.append(b)
         ends.append(e)
     return begins + ends
+
+
+def explicit_pads(pads: Sequence[int] | None, nd: int) -> list[int]:
+    """A node's ``pads`` attribute, or the ONNX default (no padding) for ``nd`` spatial dims."""
+    return [int(p) for p in pads] if pads else [0] * (2 * nd)
+
+
+def resolve_pads(auto_pad: str, pads: Sequence[int] | None, spatial: Sequence[int], kernel: Sequence[int],
+                 strides: Sequence[int], dilations: Sequence[int]) -> list[int]:
+    """The explicit ``[begin..., end...]`` pads a conv/pool node uses, ``auto_pad`` applied."""
+    nd = len(kernel)
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        return same_pads(spatial, kernel, strides, dilations, auto_pad)
+    if auto_pad == "VALID" or not pads:
+        return [0] * (2 * nd)
+    return [int(p) for p in pads]
+
+
+def spatial_settings(nd: int, kernel: Sequence[int], strides: Sequence[int] | None,
+                     dilations: Sequence[int] | None) -> tuple[list[int], list[int], list[int]]:
+    """Kernel, strides and dilations of a conv/pool node as int lists, ONNX defaults (1) filled in."""
+    return ([int(k) for k in kernel], [int(s) for s in (strides or [1] * nd)],
+            [int(d) for d in (dilations or [1] * nd)])

@@ -69,6 +69,7 @@ def build_registry(pm: pluggy.PluginManager) -> Registry:
                 f"onnxport plugin {name!r} failed to register: {type(exc).__name__}: {exc}"
             ) from exc
         reg.plugins.append(name)
+    reg.check_backends()
     return reg
 
 

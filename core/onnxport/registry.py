@@ -1,7 +1,12 @@
 """The registry of backends, primitives and opset adapters, and the decorators that mark them.
 
-Primitives are keyed per backend by ``(domain, op_type, since_version)`` for import and by the
-framework op name for export. A duplicate key raises :class:`RegistryError`.
+One mechanism for everything a plugin registers: import primitives keyed per backend by
+``(domain, op_type, since_version)``, export primitives by framework op name, module export
+primitives by module class, version adapters, down-adapters. A duplicate key raises
+:class:`RegistryError` naming both sources and the plugin package; so does a standard-domain
+op or version that ``onnx.defs`` does not define (custom domains are exempt), and, once every
+plugin has registered (:meth:`Registry.check_backends`), a primitive for a backend that no
+installed plugin provides.
 """
 
 from __future__ import annotations
@@ -10,23 +15,15 @@ import dataclasses
 import importlib
 import pkgutil
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from . import spec as _spec
+from .backend import Backend, problems
 from .errors import PluginError, RegistryError
 
 _IMPORT_MARK = "__onnxport_import__"
 _EXPORT_MARK = "__onnxport_export__"
-
-
-@runtime_checkable
-class Backend(Protocol):
-    """What a framework backend provides to the core."""
-
-    name: str
-
-    def import_model(self, plan: Any, **options: Any) -> Any:
-        """Build the framework object from an :class:`onnxport.driver.ImportPlan`."""
+_MODULE_MARK = "__onnxport_module_export__"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,6 +106,22 @@ class ExportPrimitive:
 
 
 @dataclasses.dataclass(frozen=True)
+class ModuleExportPrimitive:
+    """A whole call of a framework module class -> ONNX nodes (``fn(g, module, *inputs)``);
+    ``when(module, *traced_inputs)`` says whether a call can be exported so."""
+
+    backend: str
+    cls: type
+    fn: Callable[..., Any]
+    when: Callable[..., bool] | None = None
+    source: str = ""
+
+    @property
+    def key(self) -> str:
+        return _class_key(self.cls)
+
+
+@dataclasses.dataclass(frozen=True)
 class Adapter:
     """Rewrites a node of schema version ``from_version`` into the op's next schema version."""
 
@@ -176,23 +189,38 @@ def exporter(*targets: str, samples: Sequence[Sample] = ()) -> Callable[[Callabl
     return mark
 
 
+def module_exporter(cls: type, *, when: Callable[..., bool] | None = None) -> Callable[[Callable], Callable]:
+    """Mark ``fn(g, module, *inputs)`` as the export of every call of a module of exactly class
+    ``cls`` (``when(module, *traced_inputs)``: whether a call is exported so)."""
+
+    def mark(fn: Callable) -> Callable:
+        setattr(fn, _MODULE_MARK, [*getattr(fn, _MODULE_MARK, []), (cls, when)])
+        return fn
+
+    return mark
+
+
 class Registry:
     """Everything the plugins registered. Built once per process by :func:`onnxport.registry`."""
 
     def __init__(self) -> None:
-        self.backends: dict[str, Any] = {}
+        self.backends: dict[str, Backend] = {}
         self._imports: dict[str, dict[tuple[str, str, int], ImportPrimitive]] = {}
         self._exports: dict[str, dict[str, ExportPrimitive]] = {}
         self._adapters: dict[tuple[str, str, int], Adapter] = {}
         self._down: dict[str, list[DownAdapter]] = {}
+        self._modules: dict[str, dict[str, ModuleExportPrimitive]] = {}
         self._expected: dict[str, dict[str, tuple[str, str]]] = {}  # backend -> key -> (reason, source)
         self.plugins: list[str] = []
 
     # -- registration --------------------------------------------------------------------
-    def add_backend(self, backend: Any) -> None:
-        name = getattr(backend, "name", None)
-        if not isinstance(name, str) or not name:
-            raise RegistryError(f"backend {backend!r} has no name")
+    def add_backend(self, backend: Backend) -> None:
+        """Add a backend object; it must meet the contract (:mod:`onnxport.backend`)."""
+        wrong = problems(backend)
+        if wrong:
+            cls = f"{type(backend).__module__}.{type(backend).__qualname__}"
+            raise RegistryError(f"backend {cls} does not meet the backend contract: " + "; ".join(wrong))
+        name = backend.name
         if name in self.backends:
             raise RegistryError(f"backend {name!r} is registered twice")
         self.backends[name] = backend
@@ -215,13 +243,20 @@ class Registry:
             old = table[key]
             raise RegistryError(
                 f"duplicate import primitive for {domain or 'ai.onnx'}::{op_type} since {since} "
-                f"in backend {backend!r}: {old.source} and {_source(fn)}"
+                f"in backend {backend!r}: {old.source} and {_source(fn)}{_plugin(fn)}"
             )
-        if not domain and _spec.versions(op_type) and since not in _spec.versions(op_type):
-            raise RegistryError(
-                f"{_source(fn)} registers {op_type} since {since}, but ONNX defines it at "
-                f"versions {list(_spec.versions(op_type))}"
-            )
+        if domain in STANDARD_DOMAINS:
+            vs = _spec.versions(op_type, domain)
+            if not vs:
+                raise RegistryError(
+                    f"{_source(fn)} registers {domain or 'ai.onnx'}::{op_type}, which onnx.defs does not "
+                    f"define (a custom op needs its own domain){_plugin(fn)}"
+                )
+            if since not in vs:
+                raise RegistryError(
+                    f"{_source(fn)} registers {op_type} since {since}, but ONNX defines it at "
+                    f"versions {list(vs)}{_plugin(fn)}"
+                )
         table[key] = ImportPrimitive(backend, domain, op_type, since, fn, builder, _source(fn), tuple(cases))
 
     def add_export(
@@ -231,7 +266,7 @@ class Registry:
         if target in table:
             raise RegistryError(
                 f"duplicate export primitive for {target!r} in backend {backend!r}: "
-                f"{table[target].source} and {_source(fn)}"
+                f"{table[target].source} and {_source(fn)}{_plugin(fn)}"
             )
         table[target] = ExportPrimitive(backend, target, fn, tuple(samples), _source(fn))
 
@@ -249,20 +284,60 @@ class Registry:
             )
         key = (domain, op_type, from_version)
         if key in self._adapters:
-            raise RegistryError(f"duplicate adapter for {op_type} from version {from_version}")
+            raise RegistryError(
+                f"duplicate adapter for {op_type} from version {from_version}: "
+                f"{self._adapters[key].source} and {_source(fn)}{_plugin(fn)}"
+            )
         to_version = vs[vs.index(from_version) + 1] if from_version != vs[-1] else from_version
         self._adapters[key] = Adapter(domain, op_type, from_version, to_version, fn, _source(fn))
 
     def add_down_adapter(self, op_type: str, below: int, fn: Callable) -> None:
         """Register ``fn(node, ctx)`` as the rewrite of ``op_type`` for model opsets below ``below``
         (:func:`onnxport.export.downgrade` runs it with an :class:`onnxport.export.DownContext`)."""
+        vs = _spec.versions(op_type)
+        if below not in vs:
+            raise RegistryError(
+                f"down-adapter {_source(fn)} for {op_type} below opset {below}: ONNX versions of "
+                f"{op_type} are {list(vs)}; ``below`` is the version whose form it rewrites{_plugin(fn)}"
+            )
         rules = self._down.setdefault(op_type, [])
         for old in rules:
             if old.below == below:
                 raise RegistryError(
-                    f"duplicate down-adapter for {op_type} below opset {below}: {old.source} and {_source(fn)}"
+                    f"duplicate down-adapter for {op_type} below opset {below}: {old.source} and "
+                    f"{_source(fn)}{_plugin(fn)}"
                 )
         rules.append(DownAdapter(op_type, below, fn, _source(fn)))
+
+    def add_module_export(self, backend: str, cls: type, fn: Callable, *,
+                          when: Callable[..., bool] | None = None) -> None:
+        """Register ``fn(g, module, *inputs)`` as the export of calls of ``cls`` modules."""
+        table = self._modules.setdefault(backend, {})
+        key = _class_key(cls)
+        if key in table:
+            raise RegistryError(
+                f"duplicate module export primitive for {key} in backend {backend!r}: "
+                f"{table[key].source} and {_source(fn)}{_plugin(fn)}"
+            )
+        table[key] = ModuleExportPrimitive(backend, cls, fn, when, _source(fn))
+
+    def check_backends(self) -> None:
+        """Raise when a primitive is registered for a backend no plugin added (called once every
+        plugin has registered), naming the plugin packages that registered them."""
+        tables: list[tuple[str, dict[Any, Any]]] = [
+            *self._imports.items(), *self._exports.items(), *self._modules.items()
+        ]
+        stray: dict[str, set[str]] = {}
+        for backend, table in tables:
+            if backend not in self.backends and table:
+                stray.setdefault(backend, set()).update(_package(p.fn) for p in table.values())
+        if stray:
+            installed = ", ".join(sorted(self.backends)) or "none"
+            lines = [f"  {b!r} (plugin package {', '.join(sorted(pkgs))})" for b, pkgs in sorted(stray.items())]
+            raise RegistryError(
+                f"primitives are registered for backends that are not installed (installed: {installed}):\n"
+                + "\n".join(lines)
+            )
 
     def add_expected_failures(self, backend: str, failures: Mapping[str, str], *, source: str) -> None:
         """A plugin's reviewed expected failures for cases of ``backend``: exact case key -> reason.
@@ -319,6 +394,9 @@ class Registry:
                 for target, samples in getattr(obj, _EXPORT_MARK, []) or []:
                     self.add_export(backend, target, obj, samples=samples)
                     count += 1
+                for cls, when in getattr(obj, _MODULE_MARK, []) or []:
+                    self.add_module_export(backend, cls, obj, when=when)
+                    count += 1
         return count
 
     # -- queries -------------------------------------------------------------------------
@@ -334,6 +412,14 @@ class Registry:
         """Registered export primitives (of one backend, or all), sorted by target."""
         tables = [self._exports.get(backend, {})] if backend else list(self._exports.values())
         return sorted((p for t in tables for p in t.values()), key=lambda p: (p.backend, p.target))
+
+    def module_exports(self, backend: str) -> list[ModuleExportPrimitive]:
+        """Registered module export primitives of one backend, sorted by class."""
+        return sorted(self._modules.get(backend, {}).values(), key=lambda p: p.key)
+
+    def find_module_export(self, backend: str, cls: type) -> ModuleExportPrimitive | None:
+        """The module export primitive for modules of exactly class ``cls``."""
+        return self._modules.get(backend, {}).get(_class_key(cls))
 
     def find_export(self, backend: str, target: str) -> ExportPrimitive | None:
         return self._exports.get(backend, {}).get(target)
@@ -368,6 +454,22 @@ class Registry:
 
 #: What a plugin's ``onnxport_register`` hook receives.
 Registrar = Registry
+
+
+#: domains whose ops ``onnx.defs`` defines: registrations there are checked against the spec
+STANDARD_DOMAINS = frozenset({"", "ai.onnx.ml", "ai.onnx.preview", "ai.onnx.preview.training"})
+
+
+def _class_key(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _package(fn: Callable) -> str:
+    return (getattr(fn, "__module__", None) or "?").split(".")[0]
+
+
+def _plugin(fn: Callable) -> str:
+    return f" (plugin package {_package(fn)})"
 
 
 def _source(fn: Callable) -> str:

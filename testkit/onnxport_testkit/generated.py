@@ -22,6 +22,8 @@ __all__ = [
     "test_onnx_node_variant",
     "test_onnx_random_case",
     "test_onnx_roundtrip",
+    "test_onnxport_backend_contract",
+    "test_onnxport_backend_layout",
     "test_onnxport_expected_failures_reviewed",
     "test_onnxport_hook_documented",
     "test_onnxport_primitive_has_cases",
@@ -95,15 +97,49 @@ def test_onnxport_expected_failures_reviewed(onnxport_failure_list) -> None:
 
     from .cases import node_cases
     from .meta import expected_failure_problems
+    from .semantic_cases import cases_of
 
     reg = onnxport.registry()
     name, source = onnxport_failure_list
     if source:  # a plugin's list
         table = {k: reason for k, (reason, src) in reg.expected_failures(name).items() if src == source}
     else:
-        table = getattr(reg.backends[name], "expected_failures", {}) or {}
+        table = reg.backends[name].expected_failures
     targets = {p.target: [str(s.name or i) for i, s in enumerate(p.samples)] for p in reg.exports(name)}
-    declared = {f"{p.domain + '::' if p.domain else ''}{p.op_type}": [str(c.name or i) for i, c in enumerate(p.cases)]
-                for p in reg.imports(name) if p.cases}
+    declared = {f"{p.domain + '::' if p.domain else ''}{p.op_type}": [str(c.name or i) for i, c in enumerate(cases_of(p))]
+                for p in reg.imports(name) if cases_of(p)}
     problems = expected_failure_problems(table, {c.name for c in node_cases()}, targets, declared)
     assert not problems, f"{name} expected failures{' of ' + source if source else ''}:\n  " + "\n  ".join(problems)
+
+
+def test_onnxport_backend_contract(onnxport_backend) -> None:
+    """Meta: the backend meets the contract of :mod:`onnxport.backend` (named problems), and the
+    optional features it claims work on a small array."""
+    import numpy as np
+
+    import onnxport
+    from onnxport.backend import FEATURES, export_part, problems
+
+    backend = onnxport.registry().backends[onnxport_backend]
+    wrong = problems(backend, onnxport_backend)
+    assert not wrong, f"backend {onnxport_backend!r} does not meet the contract:\n  " + "\n  ".join(wrong)
+    for feature in FEATURES:
+        assert isinstance(backend.supports(feature), bool)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    if backend.supports("from_numpy"):
+        back = backend.to_numpy(backend.from_numpy(x))
+        assert back.dtype == x.dtype and np.array_equal(back, x), "to_numpy(from_numpy(x)) changed x"
+    exp = export_part(backend)
+    if exp is not None:
+        assert exp.handles(object()) is False, "handles() claims a plain object"
+
+
+def test_onnxport_backend_layout(onnxport_layout) -> None:
+    """Meta: an op implemented by several installed backends lives in files of the same name."""
+    import onnxport
+
+    from .meta import layout_problems
+
+    problems = layout_problems(onnxport.registry())
+    assert not problems, "op families filed differently across backends:\n  " + "\n  ".join(problems)
+

@@ -7,7 +7,10 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from onnxport.registry import ImportPrimitive
+
 from .cases import NodeCase
+from .semantic_cases import cases_of
 
 #: variants a failure key may name after a node case: ``test_abs[float16]``
 _CASE_VARIANT = re.compile(r"^(random|float64|float16|int32|int64|dynbatch|roundtrip|opset\d+)$")
@@ -15,7 +18,7 @@ _CASE_VARIANT = re.compile(r"^(random|float64|float16|int32|int64|dynbatch|round
 
 def primitive_label(prim: Any) -> str:
     """``torch import ai.onnx::Relu since 14`` / ``torch export aten.relu.default``."""
-    if hasattr(prim, "op_type"):
+    if isinstance(prim, ImportPrimitive):
         return f"{prim.backend} import {prim.domain or 'ai.onnx'}::{prim.op_type} since {prim.since}"
     return f"{prim.backend} export {prim.target}"
 
@@ -31,7 +34,7 @@ def cases_for_import(prim: Any, registry: Any, cases: Iterable[NodeCase]) -> tup
 
     from .runner import missing_ops
 
-    names = [f"declared[{c.name or i}]" for i, c in enumerate(prim.cases)]
+    names = [f"declared[{c.name or i}]" for i, c in enumerate(cases_of(prim))]
     try:
         newest = spec.latest_version(prim.op_type, prim.domain)
     except Exception:  # noqa: BLE001 - a custom op: only declared cases can test it
@@ -59,7 +62,7 @@ def cases_for_import(prim: Any, registry: Any, cases: Iterable[NodeCase]) -> tup
 
 def check_primitive_has_cases(prim: Any, registry: Any, cases: Iterable[NodeCase]) -> None:
     """Fail, naming the primitive, when nothing tests it."""
-    if hasattr(prim, "op_type"):
+    if isinstance(prim, ImportPrimitive):
         names, why = cases_for_import(prim, registry, cases)
         if not names:
             raise AssertionError(
@@ -129,3 +132,18 @@ def expected_failure_problems(
         if variant is not None and not _CASE_VARIANT.match(variant):
             problems.append(f"{key!r}: unknown variant {variant!r}")
     return problems
+
+
+def layout_problems(registry: Any) -> list[str]:
+    """Ops that two installed backends implement in files of different names (the same op family
+    has the same file name in every backend, so a new backend copies a map)."""
+    where: dict[tuple[str, str], dict[str, str]] = {}
+    for prim in registry.imports():
+        module = getattr(prim.fn, "__module__", "") or ""
+        where.setdefault((prim.domain, prim.op_type), {})[prim.backend] = module.rsplit(".", 1)[-1]
+    out = []
+    for (domain, op), files in sorted(where.items()):
+        if len(set(files.values())) > 1:
+            shown = ", ".join(f"{b}: {f}.py" for b, f in sorted(files.items()))
+            out.append(f"{domain + '::' if domain else ''}{op} lives in different files ({shown})")
+    return out

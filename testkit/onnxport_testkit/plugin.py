@@ -10,7 +10,8 @@ and every case its registry can run (``from onnxport_testkit.generated import *`
 - ``onnx_import_case``: ``ImportCase``\\ s declared beside import primitives (custom ops);
 - ``onnx_export_sample``: ``Sample``\\ s declared beside export primitives;
 - ``onnx_roundtrip``: import(export(sample)) and export(import(case)) where a backend does both;
-- ``onnxport_primitive``, ``onnxport_hook``, ``onnxport_failure_list``: the meta-tests.
+- ``onnxport_primitive``, ``onnxport_hook``, ``onnxport_failure_list``, ``onnxport_backend``: the
+  meta-tests (``onnxport_backend``: every installed backend against the backend contract).
 
 ``--onnxport-report PATH`` writes every result, per-op aggregates and the registry as JSON:
 the input of ``onnxport coverage``.
@@ -29,7 +30,8 @@ _SELECTION = pytest.StashKey["Selection"]()
 #: the one parameter of a generated test that has no case in this run: deselected, not skipped
 _NOTHING = ("onnxport: nothing selected",)
 _FIXTURES = ("onnx_node_case", "onnx_node_variant", "onnx_random_case", "onnx_import_case", "onnx_export_sample",
-             "onnx_roundtrip", "onnxport_primitive", "onnxport_hook", "onnxport_failure_list")
+             "onnx_roundtrip", "onnxport_primitive", "onnxport_hook", "onnxport_failure_list", "onnxport_backend",
+             "onnxport_layout")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -202,11 +204,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:  # noqa: C901 - on
                         params.append(pytest.param((b, c, variant), id=f"{b}-{c.name}-{variant}"))
         _parametrize(metafunc, "onnx_random_case", params)
     if "onnx_import_case" in names:
+        from .semantic_cases import cases_of
+
         params = []
         for b in _backends(config):
             for prim in reg.imports(b):
                 if sel.import_selected(prim):
-                    for i, case in enumerate(prim.cases):
+                    for i, case in enumerate(cases_of(prim)):
                         label = f"{prim.domain + '::' if prim.domain else ''}{prim.op_type}"
                         params.append(pytest.param((b, prim, i), id=f"{b}-import-{label}-{case.name or i}"))
         _parametrize(metafunc, "onnx_import_case", params)
@@ -219,8 +223,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:  # noqa: C901 - on
     if "onnx_roundtrip" in names:
         params = []
         for b in _backends(config):
-            backend = reg.backends[b]
-            if not hasattr(backend, "export_model"):
+            if not reg.backends[b].supports("export"):
                 continue
             for prim, i, s in _export_samples(reg, b, sel):
                 params.append(pytest.param((b, "sample", prim, i), id=f"{b}-roundtrip-{prim.target}-{s.name or i}"))
@@ -250,6 +253,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:  # noqa: C901 - on
         _parametrize(metafunc, "onnxport_hook", [] if sel.active else sorted(hook_problems(hookspecs)))
     if "onnxport_failure_list" in names:
         _parametrize(metafunc, "onnxport_failure_list", _failure_lists(reg, _backends(config), sel))
+    if "onnxport_backend" in names:
+        _parametrize(metafunc, "onnxport_backend", [] if sel.active else _backends(config))
+    if "onnxport_layout" in names:
+        _parametrize(metafunc, "onnxport_layout", [] if sel.active else ["installed"])
 
 
 # -- results ---------------------------------------------------------------------------------
@@ -291,12 +298,14 @@ def _item_info(item: pytest.Item) -> dict[str, Any] | None:
         b, c, v = p["onnx_random_case"]
         return _case_info(b, c, "random", v)
     if "onnx_import_case" in p:
+        from .semantic_cases import cases_of
+
         b, prim, i = p["onnx_import_case"]
         from .selection import op_label
 
         op = op_label(prim.domain, prim.op_type)
         return {"kind": "declared", "backend": b, "direction": "import", "domain": prim.domain,
-                "case": f"{op}[{prim.cases[i].name or i}]", "ops": [op], "target": op,
+                "case": f"{op}[{cases_of(prim)[i].name or i}]", "ops": [op], "target": op,
                 "opset": prim.since, "versions": {op: prim.since}, "variant": None}
     if "onnx_export_sample" in p:
         b, prim, i = p["onnx_export_sample"]

@@ -29,8 +29,11 @@ import numpy as np
 import onnx
 import pytest
 
+from onnxport.backend import export_part
+
 from .cases import NodeCase
 from .compare import compare_outputs
+from .semantic_cases import cases_of
 
 
 def backend_object(name: str) -> Any:
@@ -50,12 +53,10 @@ def failure_key(case: str, variant: str | None = None) -> str:
 
 def failure_table(backend: Any) -> dict[str, str]:
     """A backend's reviewed expected failures, with those plugins declared for it (exact key -> reason)."""
-    table: dict[str, str] = dict(getattr(backend, "expected_failures", {}) or {})
-    name = getattr(backend, "name", None)
-    if isinstance(name, str):
-        import onnxport
+    import onnxport
 
-        table.update({k: reason for k, (reason, _) in onnxport.registry().expected_failures(name).items()})
+    table: dict[str, str] = dict(backend.expected_failures)
+    table.update({k: reason for k, (reason, _) in onnxport.registry().expected_failures(backend.name).items()})
     return table
 
 
@@ -237,7 +238,7 @@ def import_case_model(prim: Any, case: Any) -> onnx.ModelProto:
 
 def run_import_case(backend_name: str, prim: Any, index: int) -> None:
     """A declared case of an import primitive: expected outputs, a numpy reference or onnxruntime."""
-    case = prim.cases[index]
+    case = cases_of(prim)[index]
     model = import_case_model(prim, case)
     inputs = [x if isinstance(x, list) else np.asarray(x) for x in case.inputs if x is not None]
     name = f"{prim.domain + '::' if prim.domain else ''}{prim.op_type}[{case.name or index}]"
@@ -261,12 +262,7 @@ def run_import_case(backend_name: str, prim: Any, index: int) -> None:
 
 # -- export samples and round trips ---------------------------------------------------------------
 def _to_numpy(backend: Any, x: Any) -> Any:
-    conv = getattr(backend, "to_numpy", None)
-    if conv is not None:
-        return conv(x)
-    if hasattr(x, "detach"):  # a tensor that may carry autograd state
-        x = x.detach()
-    return np.asarray(x)
+    return backend.to_numpy(x)
 
 
 def _flatten(out: Any) -> list[Any]:
@@ -285,14 +281,7 @@ def emitted_ops(model: onnx.ModelProto) -> list[str]:
 
 
 def _prepared(backend: Any, sample: Any, target: str | None = None) -> tuple[Any, dict[str, Any]]:
-    import inspect
-
-    prepare = getattr(backend, "prepare_export_sample", None)
-    if prepare is None:
-        return sample, {}
-    if target is not None and "target" in inspect.signature(prepare).parameters:
-        return prepare(sample, target=target)
-    return prepare(sample)
+    return export_part(backend).prepare_export_sample(sample, target)
 
 
 def export_sample(backend_name: str, sample: Any, opset: int | None = None) -> tuple[onnx.ModelProto, list[Any]]:
@@ -308,13 +297,14 @@ def _export_sample(
     import onnx_ir as ir
 
     backend = backend_object(backend_name)
-    if not hasattr(backend, "export_model"):
+    exp = export_part(backend)
+    if exp is None:
         pytest.skip(f"backend {backend_name!r} has no exporter")
     sample, extra = _prepared(backend, sample, target)
     options: dict[str, Any] = {"opset": opset, **extra}
     if sample.kwargs:
         options["example_kwargs"] = dict(sample.kwargs)
-    model = backend.export_model(sample.fn, tuple(sample.args), **options)
+    model = exp.export_model(sample.fn, tuple(sample.args), **options)
     proto = ir.serde.serialize_model(model) if isinstance(model, ir.Model) else model
     onnx.checker.check_model(proto, full_check=True)
     inputs = [_to_numpy(backend, a) for a in sample.args]
@@ -325,9 +315,10 @@ def native_outputs(backend_name: str, sample: Any, args: tuple[Any, ...] | None 
     """The framework's own outputs of a sample (or of its callable on other ``args``), as numpy."""
     backend = backend_object(backend_name)
     args = tuple(sample.args) if args is None else args
-    run = getattr(backend, "run_native", None)
-    if run is not None:
-        return list(run(sample.fn, args, dict(sample.kwargs)))
+    exp = export_part(backend)
+    outs = exp.run_native(sample.fn, args, dict(sample.kwargs)) if exp is not None else None
+    if outs is not None:
+        return list(outs)
     # default: call the framework callable, flatten its outputs in order
     return [_to_numpy(backend, o) for o in _flatten(sample.fn(*args, **sample.kwargs))]
 
@@ -378,15 +369,13 @@ def run_export_sample(backend_name: str, prim: Any, index: int, extra: dict[str,
         extra["opset"] = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), 0)
         missing = [op for op in sample.emits if op not in ops]
         assert not missing, f"{name}: the exported graph lacks {missing}; it has {ops}"
-        check_model = getattr(backend, "check_exported_sample", None)
-        if check_model is not None:
-            check_model(prim, ready, model)
+        export_part(backend).check_exported_sample(prim, ready, model)
         names = [o.name for o in proto.graph.output]
         expected = native_outputs(backend_name, ready)
         actual = run_exported(backend_name, sample, proto, inputs)
         _compare_all(names, expected, actual, rtol=sample.rtol, atol=sample.atol)
         grow = _symbolic_batch(proto)
-        if any(grow) and hasattr(backend, "from_numpy"):
+        if any(grow) and backend.supports("from_numpy"):
             if len(grow) != len(inputs):
                 raise AssertionError(f"{name}: {len(grow)} graph inputs for {len(inputs)} example inputs")
             bigger = [np.concatenate([x, x[:1]], 0) if g else x for x, g in zip(inputs, grow)]
@@ -418,9 +407,7 @@ def run_sample_roundtrip(backend_name: str, prim: Any, index: int) -> None:
         imported = onnxport.import_model(proto, backend=backend_name)
         actual = list(backend.run(imported, inputs))
         _compare_all([o.name for o in proto.graph.output], expected, actual, rtol=sample.rtol, atol=sample.atol)
-        check_imported = getattr(backend, "check_roundtrip", None)
-        if check_imported is not None:
-            check_imported(ready, imported)
+        export_part(backend).check_roundtrip(ready, imported)
 
     check(backend_name, f"export:{prim.target}", f"{sample.name or index}-roundtrip", go)
 
@@ -455,13 +442,13 @@ def run_case_roundtrip(backend_name: str, case: NodeCase) -> None:
     from .reference import run_onnxruntime
 
     backend = backend_object(backend_name)
-    if not hasattr(backend, "from_numpy"):
+    if not backend.supports("from_numpy"):
         pytest.skip(f"backend {backend_name!r} has no from_numpy: node cases cannot be traced")
 
     def export(model: onnx.ModelProto, inputs: list[Any]) -> Any:
         imported = onnxport.import_model(model, backend=backend_name)
         args = tuple(backend.from_numpy(np.asarray(x)) for x in inputs)
-        return backend.export_model(imported, args)
+        return export_part(backend).export_model(imported, args)
 
     def go() -> None:
         inputs, expected = case.data()

@@ -9,7 +9,7 @@ import jax
 import numpy as np
 import onnx_ir as ir
 
-from onnxport.driver import node_label
+from onnxport import context as _core
 from onnxport.errors import ConversionError, InputError
 
 from . import dtypes
@@ -23,19 +23,13 @@ class DataDependentError(ConversionError):
     """
 
 
-def _shape(v: ir.Value | None) -> tuple[int | str | None, ...] | None:
-    if v is None or v.shape is None:
-        return None
-    return tuple(d if isinstance(d, int) else getattr(d, "value", None) for d in v.shape)
-
-
-class Mode:
+class Mode(_core.Mode):
     """Train/eval flag shared by an imported model and its node contexts (read at trace time)."""
 
-    __slots__ = ("training",)
+    __slots__ = ()
 
     def __init__(self) -> None:
-        self.training = False
+        super().__init__(training=False)
 
 
 class CallState:
@@ -63,8 +57,8 @@ def is_static(x: Any) -> bool:
     return False
 
 
-class NodeContext:
-    """Static facts about one node, fixed at import time.
+class NodeContext(_core.NodeContext):
+    """Static facts about one node, fixed at import time (:class:`onnxport.context.NodeContext`).
 
     Primitives run when the model is applied, on ``jax.Array`` values (tracers under ``jax.jit``)
     or on numpy values for everything computed from static shapes and constants. ``ctx`` tells
@@ -75,38 +69,10 @@ class NodeContext:
     def __init__(self, node: ir.Node, opset: int, version: int, mode: Mode,
                  consts: dict[int, np.ndarray] | None = None, index: int = 0,
                  param_keys: dict[int, str] | None = None):
-        self.name: str = node.name or ""
-        self.label: str = node_label(node)
-        self.op_type: str = node.op_type
-        self.domain: str = node.domain
-        self.opset: int = opset
-        self.version: int = version
-        self.num_inputs: int = len(node.inputs)
-        self.num_outputs: int = len(node.outputs)
-        self.input_dtypes: tuple[ir.DataType | None, ...] = tuple(
-            v.dtype if v is not None else None for v in node.inputs
-        )
-        self.output_dtypes: tuple[ir.DataType | None, ...] = tuple(v.dtype for v in node.outputs)
-        self.input_shapes = tuple(_shape(v) for v in node.inputs)
-        self.output_shapes = tuple(_shape(v) for v in node.outputs)
-        self.outputs_used: tuple[bool, ...] = tuple(
-            bool(v.name) and (bool(v.uses()) or v.is_graph_output()) for v in node.outputs
-        )
-        self._consts = dict(consts or {})
+        super().__init__(node, opset, version, consts)
         self._mode = mode
         self._index = index  # unique per node of the model: folded into the call's PRNG key
         self._param_keys = dict(param_keys or {})
-
-    # -- static facts -------------------------------------------------------------------
-    def const(self, i: int) -> np.ndarray | None:
-        """The import-time value of non-trainable input ``i`` (shape, index, constant) or None."""
-        return self._consts.get(i)
-
-    def input_dtype(self, i: int) -> ir.DataType | None:
-        return self.input_dtypes[i] if i < len(self.input_dtypes) else None
-
-    def output_dtype(self, i: int = 0) -> ir.DataType | None:
-        return self.output_dtypes[i] if i < len(self.output_dtypes) else None
 
     def output_np_dtype(self, i: int = 0) -> np.dtype | None:
         """The numpy (= JAX) dtype of output ``i``, if known."""
@@ -118,14 +84,6 @@ class NodeContext:
 
     #: the same as :meth:`output_np_dtype` (JAX arrays use numpy dtypes)
     output_jax_dtype = output_np_dtype
-
-    def input_shape(self, i: int) -> tuple[int | str | None, ...] | None:
-        """Static shape of input ``i`` (ints, symbolic names, or None), if known."""
-        return self.input_shapes[i] if i < len(self.input_shapes) else None
-
-    def output_used(self, i: int) -> bool:
-        """Whether output ``i`` exists and is read by anything."""
-        return i < len(self.outputs_used) and self.outputs_used[i]
 
     @property
     def training(self) -> bool:
@@ -164,10 +122,6 @@ class NodeContext:
         if call is not None and key is not None:
             call.updates[key] = value
 
-    def error(self, message: str) -> ConversionError:
-        """A ConversionError naming this node: ``raise ctx.error("...")``."""
-        return ConversionError(f"node {self.label} (opset {self.opset}): {message}")
-
     # -- static values --------------------------------------------------------------------
     is_static = staticmethod(is_static)
 
@@ -192,8 +146,6 @@ class NodeContext:
             "jax.jit, or make the value a constant of the model"
         )
 
-    def __repr__(self) -> str:
-        return f"NodeContext({self.label}, version={self.version})"
 
 
 def ints(ctx: NodeContext, i: int, x: Any) -> list[int] | None:

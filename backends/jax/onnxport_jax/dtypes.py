@@ -43,6 +43,9 @@ _TO_NUMPY: dict[DT, np.dtype] = {
 }
 _FROM_NUMPY = {v: k for k, v in _TO_NUMPY.items()}
 
+#: the ONNX element types a JAX array holds (the 64-bit ones with ``jax_enable_x64``)
+HELD_TYPES: frozenset[DT] = frozenset(_TO_NUMPY)
+
 #: ONNX types JAX holds only with ``jax_enable_x64``
 X64_TYPES = frozenset({DT.INT64, DT.UINT64, DT.DOUBLE, DT.COMPLEX128})
 

@@ -17,9 +17,11 @@ import jax.numpy as jnp
 import numpy as np
 import onnx_ir as ir
 
-from onnxport.driver import NO_FOLD_OPS, RANDOM_OPS, ImportPlan, is_weight_use, iter_graphs
+from onnxport.backend import Backend
+from onnxport.driver import ImportPlan, is_weight_use, iter_graphs
 from onnxport.errors import ConversionError, InputError, OnnxportError
-from onnxport.inputs import bind_inputs, check_shape
+from onnxport.inputs import CallCheck, InputSpec, bind_inputs, input_spec
+from onnxport.opfacts import NO_FOLD_OPS, RANDOM_OPS
 
 from . import dtypes, layout
 from .context import CALL, CallState, DataDependentError, Mode, NodeContext, is_static
@@ -202,13 +204,13 @@ class Body:
 
     @property
     def input_shapes(self) -> list[tuple | None]:
-        from .context import _shape
+        from onnxport.context import value_shape as _shape
 
         return [_shape(v) for v in self.program.inputs]
 
     @property
     def output_shapes(self) -> list[tuple | None]:
-        from .context import _shape
+        from onnxport.context import value_shape as _shape
 
         return [_shape(v) for v in self.program.outputs]
 
@@ -258,7 +260,7 @@ class JaxModel:
     # -- facts --------------------------------------------------------------------------
     @property
     def input_names(self) -> list[str]:
-        return [i["name"] for i in self._info["inputs"]]
+        return [s.name for s in self._info["inputs"]]
 
     @property
     def output_names(self) -> list[str]:
@@ -418,20 +420,21 @@ class JaxModel:
                 if v in hwio:
                     p = laid_out["param:" + key] if laid_out is not None else layout.lay_out(p)
                 env[v] = p
+            call = CallCheck()
             for i, (spec, v, x) in enumerate(zip(self._info["inputs"], self._program.inputs, inputs)):
-                env[v] = x if i in keep_static else self._check_input(spec, x)
+                env[v] = x if i in keep_static else self._check_input(spec, x, call)
             outs = self._program.run(env)
             outs = [_to_jax(o) for o in outs]
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def _bind_inputs(self, args: tuple, kwargs: dict) -> list[Any]:
-        return bind_inputs([s["name"] for s in self._info["inputs"]], args, kwargs)
+        return bind_inputs([s.name for s in self._info["inputs"]], args, kwargs)
 
-    def _check_input(self, spec: dict[str, Any], x: Any) -> Any:
-        name = spec["name"]
-        if spec["kind"] != "tensor":
+    def _check_input(self, spec: InputSpec, x: Any, call: CallCheck) -> Any:
+        name = spec.name
+        if not spec.is_tensor:
             return _to_jax(x)
-        want = spec["dtype"]
+        want = _np_dtype(spec.dtype)
         if want is not None and want.kind == "O":
             return np.asarray(x)  # strings stay numpy
         if isinstance(x, (np.ndarray, np.generic)):
@@ -445,8 +448,7 @@ class JaxModel:
                 f"input {name!r} must have dtype {want}, got {x.dtype} (no implicit casts)"
                 + _x64_hint(want, x.dtype)
             )
-        if spec["shape"] is not None:
-            check_shape(name, spec["shape"], x.shape)
+        call.shape(spec, x.shape)
         return x
 
     def __repr__(self) -> str:
@@ -609,23 +611,16 @@ def _model_needs_x64(graph: ir.Graph) -> bool:
     return False
 
 
-def _input_spec(v: ir.Value) -> dict[str, Any]:
-    kind = "tensor"
-    if v.type is not None and not isinstance(v.type, ir.TensorType):
-        kind = "other"
-    dtype = None
-    if kind == "tensor" and v.dtype is not None:
-        if v.dtype == ir.DataType.STRING:
-            dtype = np.dtype(object)
-        else:
-            try:
-                dtype = dtypes.to_numpy_dtype(v.dtype)
-            except ConversionError:
-                dtype = None
-    shape = None
-    if kind == "tensor" and v.shape is not None:
-        shape = tuple(d if isinstance(d, int) else (getattr(d, "value", None) or None) for d in v.shape)
-    return {"name": v.name, "kind": kind, "dtype": dtype, "shape": shape}
+def _np_dtype(dtype: ir.DataType | None) -> np.dtype | None:
+    """The numpy dtype an input of ONNX type ``dtype`` must have (None: not checked)."""
+    if dtype is None:
+        return None
+    if dtype == ir.DataType.STRING:
+        return np.dtype(object)
+    try:
+        return dtypes.to_numpy_dtype(dtype)
+    except ConversionError:
+        return None
 
 
 def import_plan(plan: ImportPlan, **options: Any) -> JaxModel:
@@ -666,7 +661,7 @@ def import_plan(plan: ImportPlan, **options: Any) -> JaxModel:
             program.hwio.discard(v)
         consts = {k: jnp.asarray(a) for k, a in hoisted.items()}
     info = {
-        "inputs": [_input_spec(v) for v in graph.inputs],
+        "inputs": [input_spec(v) for v in graph.inputs],
         "outputs": [v.name for v in graph.outputs],
         "graph_name": graph.name,
     }
@@ -675,7 +670,7 @@ def import_plan(plan: ImportPlan, **options: Any) -> JaxModel:
                     consts, const_values, builder.random, None if seed is None else int(seed))
 
 
-class JaxBackend:
+class JaxBackend(Backend):
     """The JAX backend: ONNX -> :class:`JaxModel` (params pytree + pure apply)."""
 
     name = "jax"
@@ -686,6 +681,10 @@ class JaxBackend:
 
         return EXPECTED_FAILURES
 
+    @property
+    def dtypes(self) -> frozenset[ir.DataType]:
+        return dtypes.HELD_TYPES
+
     def import_model(self, plan: ImportPlan, **options: Any) -> JaxModel:
         return import_plan(plan, **options)
 
@@ -693,9 +692,6 @@ class JaxBackend:
         from .sequential import to_sequential
 
         return to_sequential(plan, **options)
-
-    def handles(self, obj: Any) -> bool:
-        return isinstance(obj, JaxModel)
 
     def run(self, model: JaxModel, inputs: list[Any]) -> list[Any]:
         """Run on numpy inputs, jitted where the graph allows; outputs as numpy (testkit, CLI).

@@ -28,6 +28,7 @@ import tensorflow as tf
 
 import onnxport
 from onnxport import export as _export
+from onnxport.backend import Exporter
 from onnxport.build import Builder
 from onnxport.errors import ConversionError, InputError, UnsupportedOpError
 
@@ -662,10 +663,14 @@ def run_sample(fn: Any, args: tuple[Any, ...], **options: Any) -> ir.Model:
 
 
 # -- testkit support (the backend object's export hooks, see onnxport_testkit.runner) -------------
-class ExportSupport:
-    """The TensorFlow backend's export side as the testkit calls it."""
+class ExportSupport(Exporter):
+    """The TensorFlow backend's export part (:class:`onnxport.backend.Exporter`)."""
 
     name = "tensorflow"
+
+    def handles(self, obj: Any) -> bool:
+        """Keras layers and models, ``tf.function``\\ s and ``tf.Module``\\ s."""
+        return _is_keras(obj) or isinstance(obj, tf.Module) or hasattr(obj, "get_concrete_function")
 
     def export_model(self, obj: Any, example_inputs: Any = (), **options: Any) -> ir.Model:
         """:func:`export_model` (keyword inputs are not supported: ``example_kwargs`` must be empty)."""

@@ -587,10 +587,12 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
                    None if seed is None else int(seed), name=_var_name(graph.name or "onnx_model"))
 
 
+from onnxport.backend import Backend  # noqa: E402
+
 from .exporter import ExportSupport  # noqa: E402  (tfexport: the export side)
 
 
-class TensorflowBackend(ExportSupport):
+class TensorflowBackend(Backend, ExportSupport):
     """The TensorFlow backend: ONNX -> :class:`TfModel` (a ``tf.Module``); Keras / TF -> ONNX
     (:class:`~onnxport_tensorflow.exporter.ExportSupport`)."""
 

@@ -8,7 +8,7 @@ import numpy as np
 import onnx_ir as ir
 import torch
 
-from onnxport.driver import node_label
+from onnxport import context as _core
 from onnxport.errors import ConversionError
 
 from . import dtypes
@@ -17,23 +17,17 @@ if TYPE_CHECKING:
     from .importer import _GraphBuilder
 
 
-def _shape(v: ir.Value | None) -> tuple[int | str | None, ...] | None:
-    if v is None or v.shape is None:
-        return None
-    return tuple(d if isinstance(d, int) else getattr(d, "value", None) for d in v.shape)
+class Mode(_core.Mode):
+    """Train/eval flag shared by an imported module and its node contexts (training at first)."""
 
-
-class Mode:
-    """Train/eval flag shared by an imported module and its node contexts."""
-
-    __slots__ = ("training",)
+    __slots__ = ()
 
     def __init__(self) -> None:
-        self.training = True
+        super().__init__(training=True)
 
 
-class NodeContext:
-    """Static facts about one node, fixed at import time.
+class NodeContext(_core.NodeContext):
+    """Static facts about one node, fixed at import time (:class:`onnxport.context.NodeContext`).
 
     Primitives run at call time with real tensors; ``ctx`` tells them what the model knew when
     it was imported: static values of non-trainable inputs (shapes, indices, constants), ONNX
@@ -42,48 +36,21 @@ class NodeContext:
     """
 
     def __init__(self, builder: _GraphBuilder, node: ir.Node, opset: int, version: int, mode: Mode):
-        self._builder: _GraphBuilder | None = builder
-        self._inputs = list(node.inputs)
-        self.name: str = node.name or ""
-        self.label: str = node_label(node)
-        self.op_type: str = node.op_type
-        self.domain: str = node.domain
-        self.opset: int = opset
-        self.version: int = version
-        self.num_inputs: int = len(node.inputs)
-        self.num_outputs: int = len(node.outputs)
-        self.input_dtypes: tuple[ir.DataType | None, ...] = tuple(
-            v.dtype if v is not None else None for v in node.inputs
-        )
-        self.output_dtypes: tuple[ir.DataType | None, ...] = tuple(v.dtype for v in node.outputs)
-        self.input_shapes = tuple(_shape(v) for v in node.inputs)
-        self.output_shapes = tuple(_shape(v) for v in node.outputs)
-        self.outputs_used: tuple[bool, ...] = tuple(
-            bool(v.name) and (bool(v.uses()) or v.is_graph_output()) for v in node.outputs
-        )
-        self._consts: dict[int, np.ndarray] = {}
+        consts: dict[int, np.ndarray] = {}
         for i, v in enumerate(node.inputs):
             if v is not None and not builder.is_trainable(v):
                 t = builder.static_value(v)
                 if t is not None:
-                    self._consts[i] = dtypes.to_numpy(t, v.dtype)
+                    consts[i] = dtypes.to_numpy(t, v.dtype)
+        super().__init__(node, opset, version, consts)
+        self._builder: _GraphBuilder | None = builder
+        self._inputs = list(node.inputs)
         self._mode = mode
 
     def _freeze(self) -> None:
         """Drop import-time references once the module is built."""
         self._builder = None
         self._inputs = []
-
-    # -- static facts -------------------------------------------------------------------
-    def const(self, i: int) -> np.ndarray | None:
-        """The import-time value of non-trainable input ``i`` (shape, index, constant) or None."""
-        return self._consts.get(i)
-
-    def input_dtype(self, i: int) -> ir.DataType | None:
-        return self.input_dtypes[i] if i < len(self.input_dtypes) else None
-
-    def output_dtype(self, i: int = 0) -> ir.DataType | None:
-        return self.output_dtypes[i] if i < len(self.output_dtypes) else None
 
     def output_torch_dtype(self, i: int = 0) -> torch.dtype | None:
         dt = self.output_dtype(i)
@@ -92,22 +59,10 @@ class NodeContext:
         except ConversionError:
             return None
 
-    def input_shape(self, i: int) -> tuple[int | str | None, ...] | None:
-        """Static shape of input ``i`` (ints, symbolic names, or None), if known."""
-        return self.input_shapes[i] if i < len(self.input_shapes) else None
-
-    def output_used(self, i: int) -> bool:
-        """Whether output ``i`` exists and is read by anything."""
-        return i < len(self.outputs_used) and self.outputs_used[i]
-
     @property
     def training(self) -> bool:
         """Whether the imported module is in training mode (Dropout, BatchNormalization)."""
         return self._mode.training
-
-    def error(self, message: str) -> ConversionError:
-        """A ConversionError naming this node: ``raise ctx.error("...")``."""
-        return ConversionError(f"node {self.label} (opset {self.opset}): {message}")
 
     # -- import time only (module builders) --------------------------------------------------
     def is_initializer(self, i: int) -> bool:
@@ -135,8 +90,6 @@ class NodeContext:
             raise self.error("import-time facts asked for after the import finished")
         return self._builder
 
-    def __repr__(self) -> str:
-        return f"NodeContext({self.label}, version={self.version})"
 
 
 def ints(ctx: NodeContext, i: int, tensor: Any) -> list[int] | None:

@@ -42,6 +42,9 @@ _TO_TORCH: dict[DT, torch.dtype] = {
 if hasattr(torch, "float4_e2m1fn_x2"):
     pass  # packed pairs; no element-wise torch dtype for FLOAT4E2M1
 
+#: the ONNX element types a torch tensor holds (some widened, values unchanged)
+HELD_TYPES: frozenset[DT] = frozenset(_TO_TORCH)
+
 _NARROW_INTS = (DT.INT4, DT.UINT4, DT.INT2, DT.UINT2)
 _WIDENED = (*_NARROW_INTS, DT.FLOAT4E2M1)
 _FROM_TORCH = {v: k for k, v in _TO_TORCH.items() if k not in _WIDENED}

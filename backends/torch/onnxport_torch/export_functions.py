@@ -132,11 +132,15 @@ def module_primitive_calls(graph: torch.fx.Graph, root: Any) -> dict[torch.fx.No
     it once, in the first module that needs it); it is kept when its only result read outside is
     its last node and the primitive accepts it (its ``when``).
     """
-    from .ops.export.modules import MODULE_EXPORTS, find_module_export
+    from onnxport.plugins import registry
 
-    if not MODULE_EXPORTS or not isinstance(root, torch.nn.Module):
+    from .ops.export.modules import find_module_export
+
+    reg = registry()
+    prims = reg.module_exports("torch")
+    if not prims or not isinstance(root, torch.nn.Module):
         return {}
-    names = {f"{c.__module__}.{c.__qualname__}" for c in MODULE_EXPORTS}
+    names = {p.key for p in prims}
     groups: dict[str, tuple[str, int, list[torch.fx.Node]]] = {}
     member: dict[torch.fx.Node, str] = {}
     for node in graph.nodes:
@@ -168,7 +172,7 @@ def module_primitive_calls(graph: torch.fx.Graph, root: Any) -> dict[torch.fx.No
         except AttributeError:
             continue
         tensors = [a for a in inputs if isinstance(a.meta.get("val"), torch.Tensor)]
-        prim = find_module_export(module, [a.meta["val"] for a in tensors])
+        prim = find_module_export(reg, module, [a.meta["val"] for a in tensors])
         if prim is None:
             continue
         call = PrimitiveCall(prim, module, path, depth, nodes, tensors)

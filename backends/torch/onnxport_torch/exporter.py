@@ -28,6 +28,7 @@ import torch
 
 import onnxport
 from onnxport import export as _export
+from onnxport.backend import Exporter
 from onnxport.errors import ConversionError, InputError
 from onnxport.export import CLASS_HIERARCHY_KEY, DEFAULT_OPSET, MIN_OPSET, NAME_SCOPES_KEY
 
@@ -216,10 +217,13 @@ class _FunctionModule(torch.nn.Module):
 
 
 # -- testkit support (the backend object's export hooks, see onnxport_testkit.runner) -------------
-class ExportSupport:
-    """The torch backend's export side as the testkit calls it."""
+class ExportSupport(Exporter):
+    """The torch backend's export part (:class:`onnxport.backend.Exporter`)."""
 
     name = "torch"
+
+    def handles(self, obj: Any) -> bool:
+        return isinstance(obj, torch.nn.Module)
 
     def export_model(self, module: Any, example_inputs: Any = (), **options: Any) -> ir.Model:
         """:func:`export_model`; the testkit's ``example_kwargs`` are ``forward``'s keyword inputs."""

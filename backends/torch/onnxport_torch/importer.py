@@ -14,16 +14,19 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from onnxport.driver import NO_FOLD_OPS, SETTING_INPUTS, ImportPlan, is_weight_use, iter_graphs
+from onnxport.backend import Backend
+from onnxport.driver import ImportPlan, is_weight_use, iter_graphs
 from onnxport.errors import ConversionError, InputError, OnnxportError
-from onnxport.inputs import bind_inputs, check_shape
+from onnxport.inputs import CallCheck, InputSpec, bind_inputs, input_spec
+from onnxport.opfacts import NO_FOLD_OPS, SETTING_INPUTS, STATISTICS_INPUTS
 
 from . import dtypes
 from .context import Mode, NodeContext
 from .exporter import ExportSupport
 
 #: running statistics are buffers in torch (BatchNorm updates them itself), never Parameters
-_SETTING_INPUTS = SETTING_INPUTS | {("BatchNormalization", 3), ("BatchNormalization", 4)}
+#: inputs that never become trainable Parameters: settings and running statistics (buffers)
+_SETTING_INPUTS = SETTING_INPUTS | STATISTICS_INPUTS
 _FOLD_LIMIT = 1 << 26  # elements; larger folded constants stay runtime computations
 _MODULE_ATTRS = set(dir(nn.Module)) | {"graph", "code", "meta", "forward"}
 
@@ -229,7 +232,7 @@ class OnnxModule(fx.GraphModule):
 
     @property
     def onnx_input_names(self) -> list[str]:
-        return [i["name"] for i in self._onnx_info["inputs"]]
+        return [s.name for s in self._onnx_info["inputs"]]
 
     @property
     def onnx_output_names(self) -> list[str]:
@@ -253,25 +256,23 @@ class OnnxModule(fx.GraphModule):
         return super().__call__(*args)
 
     def _check_inputs(self, args: tuple, kwargs: dict) -> tuple:
-        specs = self._onnx_info["inputs"]
-        values = bind_inputs([s["name"] for s in specs], args, kwargs,
-                             {s["arg"]: i for i, s in enumerate(specs)})
-        symbols: dict[str, int] = {}
+        specs: list[InputSpec] = self._onnx_info["inputs"]
+        values = bind_inputs([s.name for s in specs], args, kwargs, {_part(s.name): i for i, s in enumerate(specs)})
+        call = CallCheck()
         out = []
         for spec, v in zip(specs, values):
-            name = spec["name"]
+            name = spec.name
             if isinstance(v, np.ndarray):
                 v = dtypes.from_numpy(v)
-            if spec["kind"] != "tensor":
+            if not spec.is_tensor:
                 out.append(_other_input(name, v))
                 continue
             if not isinstance(v, torch.Tensor):
                 raise InputError(f"input {name!r} must be a torch.Tensor, got {type(v).__name__}")
-            want = spec["dtype"]
+            want = _torch_dtype(spec.dtype)
             if want is not None and v.dtype != want:
                 raise InputError(f"input {name!r} must have dtype {want}, got {v.dtype} (no implicit casts)")
-            if spec["shape"] is not None:
-                check_shape(name, spec["shape"], v.shape, symbols)
+            call.shape(spec, v.shape)
             out.append(v)
         return tuple(out)
 
@@ -728,20 +729,14 @@ def _free_values(graph: ir.Graph) -> list[ir.Value]:
     return list(free)
 
 
-def _input_spec(v: ir.Value) -> dict[str, Any]:
-    kind = "tensor"
-    if v.type is not None and not isinstance(v.type, ir.TensorType):
-        kind = "other"
-    dtype = None
-    if kind == "tensor" and v.dtype is not None:
-        try:
-            dtype = dtypes.to_torch_dtype(v.dtype)
-        except ConversionError:
-            dtype = None
-    shape = None
-    if kind == "tensor" and v.shape is not None:
-        shape = tuple(d if isinstance(d, int) else (getattr(d, "value", None) or None) for d in v.shape)
-    return {"name": v.name, "arg": _part(v.name or ""), "kind": kind, "dtype": dtype, "shape": shape}
+def _torch_dtype(dtype: ir.DataType | None) -> torch.dtype | None:
+    """The torch dtype an input of ONNX type ``dtype`` must have (None: not checked)."""
+    if dtype is None:
+        return None
+    try:
+        return dtypes.to_torch_dtype(dtype)
+    except ConversionError:
+        return None
 
 
 def import_plan(plan: ImportPlan, **options: Any) -> OnnxModule:
@@ -768,7 +763,7 @@ def import_plan(plan: ImportPlan, **options: Any) -> OnnxModule:
     outs = builder.build(list(graph.inputs), [])
     builder.fx.output(outs[0] if len(outs) == 1 else tuple(outs))
     info = {
-        "inputs": [_input_spec(v) for v in graph.inputs],
+        "inputs": [input_spec(v) for v in graph.inputs],
         "outputs": [v.name for v in graph.outputs],
         "output_dtypes": [v.dtype for v in graph.outputs],
         "weights": dict(state.weights),
@@ -783,7 +778,7 @@ def import_plan(plan: ImportPlan, **options: Any) -> OnnxModule:
     return module
 
 
-class TorchBackend(ExportSupport):
+class TorchBackend(Backend, ExportSupport):
     """The PyTorch backend: ONNX -> ``torch.nn.Module``; ``torch.nn.Module`` -> ONNX (ExportSupport)."""
 
     name = "torch"
@@ -796,6 +791,10 @@ class TorchBackend(ExportSupport):
 
         return EXPECTED_FAILURES
 
+    @property
+    def dtypes(self) -> frozenset[ir.DataType]:
+        return dtypes.HELD_TYPES
+
     def import_model(self, plan: ImportPlan, **options: Any) -> OnnxModule:
         return import_plan(plan, **options)
 
@@ -804,18 +803,26 @@ class TorchBackend(ExportSupport):
 
         return to_sequential(plan, **options)
 
-    def handles(self, obj: Any) -> bool:
-        return isinstance(obj, nn.Module)
-
-    @staticmethod
-    def from_numpy(array: np.ndarray) -> torch.Tensor:
+    def from_numpy(self, array: np.ndarray) -> torch.Tensor:
         """A torch tensor with exactly the array's values and dtype (ml_dtypes included)."""
         return dtypes.from_numpy(array)
 
-    @staticmethod
-    def to_numpy(tensor: torch.Tensor) -> np.ndarray:
+    def to_numpy(self, tensor: torch.Tensor) -> np.ndarray:
         """A numpy array with exactly the tensor's values and dtype."""
         return dtypes.to_numpy(tensor)
+
+    def save(self, native: Any, path: Any, example_inputs: Any = ()) -> None:
+        """A ``torch.export`` program file (``torch.export.save``) of the module traced on
+        ``example_inputs`` (their shapes are fixed in it); :meth:`load` reads it back."""
+        try:
+            ep = torch.export.export(native, tuple(example_inputs))
+        except Exception as exc:
+            raise ConversionError(f"torch.export could not trace the imported module: {type(exc).__name__}: {exc}") from exc
+        torch.export.save(ep, path)
+
+    def load(self, path: Any) -> nn.Module:
+        """The module of a program file written by :meth:`save`."""
+        return torch.export.load(path).module()
 
     def run(self, module: Any, inputs: list[np.ndarray]) -> list[np.ndarray]:
         """Run an imported module on numpy inputs; outputs as numpy (testkit, CLI)."""

@@ -1,29 +1,14 @@
-"""Padding arithmetic shared by the convolution and pooling ops (ONNX auto_pad rules)."""
+"""Padding arithmetic of the convolution and pooling ops: the framework-free rules live in
+:mod:`onnxport.pads` (re-exported here); the window-tap slicer is JAX's own."""
 
 from __future__ import annotations
 
 import numpy as np
 from jax import lax
 
-from onnxport.pads import same_pads
+from onnxport.pads import resolve_pads, same_pads, spatial_settings
 
 __all__ = ["resolve_pads", "same_pads", "spatial_settings", "window_taps"]
-
-
-def resolve_pads(auto_pad: str, pads, spatial, kernel, strides, dilations) -> list[int]:
-    """The explicit ``[begin..., end...]`` pads an ONNX conv/pool node uses."""
-    nd = len(kernel)
-    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        return same_pads(spatial, kernel, strides, dilations, auto_pad)
-    if auto_pad == "VALID" or not pads:
-        return [0] * (2 * nd)
-    return [int(p) for p in pads]
-
-
-def spatial_settings(nd: int, kernel, strides, dilations):
-    """Kernel, strides and dilations as int lists with ONNX defaults filled in."""
-    return ([int(k) for k in kernel], [int(s) for s in (strides or [1] * nd)],
-            [int(d) for d in (dilations or [1] * nd)])
 
 
 def window_taps(xp, kernel, strides, dilations, first_axis):

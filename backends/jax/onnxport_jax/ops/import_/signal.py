@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from onnxport import importer
+from onnxport.signal import mel_weight_matrix as mel_weight_matrix_values
 
 from ._static import concrete, np_dtype
 
@@ -121,22 +122,8 @@ def mel_weight_matrix(ctx, num_mel_bins, dft_length, sample_rate, lower_edge_her
     rate = _scalar(ctx, 2, sample_rate, "sample_rate")
     low = _scalar(ctx, 3, lower_edge_hertz, "lower_edge_hertz")
     high = _scalar(ctx, 4, upper_edge_hertz, "upper_edge_hertz")
-    if bins <= 0 or n_fft <= 0 or rate <= 0:
-        raise ctx.error("num_mel_bins, dft_length and sample_rate must be positive")
-    low_mel = 2595 * np.log1p(low / 700) / np.log(10)
-    high_mel = 2595 * np.log1p(high / 700) / np.log(10)
-    mel = np.arange(bins + 2) * ((high_mel - low_mel) / (bins + 2)) + low_mel
-    hz = 700 * np.expm1(mel / 2595 * np.log(10))
-    edges = (((n_fft + 1) * hz) // rate).astype(np.int64)  # filter edges as DFT bin indices
-    out = np.zeros((n_fft // 2 + 1, bins), dtype=np.float64)
-    for i in range(bins):
-        left, center, right = edges[i], edges[i + 1], edges[i + 2]
-        if center == left:
-            out[center, i] = 1
-        else:
-            j = np.arange(left, center + 1)
-            out[j, i] = (j - left) / (center - left)
-        if right > center:
-            j = np.arange(center, right)
-            out[j, i] = (right - j) / (right - center)
+    try:
+        out = mel_weight_matrix_values(bins, n_fft, rate, low, high)
+    except ValueError as exc:
+        raise ctx.error(str(exc)) from exc
     return out.astype(np_dtype(output_datatype, np.float32))

@@ -2,7 +2,8 @@
 
 ``torch.export`` traces a module's ``forward`` into ATen ops; for some modules one ONNX op says
 the same thing (``nn.LocalResponseNorm`` traces to pad / avg_pool3d / pow / div, ONNX has LRN).
-A module primitive, registered for a module class with :func:`module_exporter`, replaces each
+A module primitive, registered for a module class with :func:`onnxport.module_exporter` (the
+registry refuses a second one for the same class), replaces each
 call of a module of exactly that class (a subclass may change ``forward``) found in the traced
 graph: it receives the module and the call's tensor inputs (ir.Values, in the order the traced
 code first reads them) and returns the call's result. ``when(module, *inputs)`` (the traced
@@ -12,37 +13,19 @@ not form a single-result block, is exported op by op as usual.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
-
-class ModulePrimitive(NamedTuple):
-    cls: type
-    fn: Callable[..., Any]
-    when: Callable[..., bool] | None
+from onnxport import module_exporter
+from onnxport.registry import ModuleExportPrimitive
 
 
-#: module class -> its primitive
-MODULE_EXPORTS: dict[type, ModulePrimitive] = {}
-
-
-def module_exporter(cls: type, *, when: Callable[..., bool] | None = None) -> Callable[[Callable], Callable]:
-    """Register ``fn(g, module, *inputs)`` as the export of every call of a ``cls`` module."""
-
-    def mark(fn: Callable) -> Callable:
-        MODULE_EXPORTS[cls] = ModulePrimitive(cls, fn, when)
-        return fn
-
-    return mark
-
-
-def find_module_export(module: Any, inputs: list[Any]) -> ModulePrimitive | None:
+def find_module_export(registry: Any, module: Any, inputs: list[Any]) -> ModuleExportPrimitive | None:
     """The primitive exporting this call of ``module`` (``inputs``: its traced tensors), or None."""
-    prim = MODULE_EXPORTS.get(type(module))
+    prim = registry.find_module_export("torch", type(module))
     if prim is None or (prim.when is not None and not prim.when(module, *inputs)):
         return None
     return prim

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from onnxport.pads import same_pads
+from onnxport.pads import explicit_pads, same_pads
 
 __all__ = ["explicit_pads", "same_pads", "split_pads"]
-
-
-def explicit_pads(pads, nd: int) -> list[int]:
-    return list(pads) if pads else [0] * (2 * nd)
 
 
 def split_pads(pads, nd: int):

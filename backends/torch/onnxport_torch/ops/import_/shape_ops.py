@@ -1,5 +1,5 @@
 """Shape and layout: Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Concat, Identity, Shape,
-Expand, Tile."""
+Size, Expand, Tile."""
 
 from __future__ import annotations
 
@@ -93,3 +93,9 @@ def tile(ctx, x: torch.Tensor, repeats: torch.Tensor) -> torch.Tensor:
     if len(reps) != x.dim():
         raise ctx.error(f"repeats has {len(reps)} entries for a rank-{x.dim()} input")
     return x.repeat(reps) if reps else x.clone()
+
+
+@importer("Size", since=25)
+def size(ctx, x: torch.Tensor) -> torch.Tensor:
+    """The element count of ``x`` as an int64 scalar."""
+    return torch.tensor(x.numel(), dtype=torch.int64)

@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from onnxport import importer
+from onnxport.signal import mel_weight_matrix as mel_weight_matrix_values
 
 from ... import dtypes
 
@@ -101,22 +102,8 @@ def mel_weight_matrix(ctx, num_mel_bins, dft_length, sample_rate, lower_edge_her
     n_fft = int(_scalar(ctx, 1, dft_length))
     rate = _scalar(ctx, 2, sample_rate)
     low, high = _scalar(ctx, 3, lower_edge_hertz), _scalar(ctx, 4, upper_edge_hertz)
-    spec_bins = n_fft // 2 + 1
-    # band edges evenly spaced on the mel scale, mapped back to DFT bin indices
-    low_mel = 2595 * np.log1p(low / 700) / np.log(10)
-    high_mel = 2595 * np.log1p(high / 700) / np.log(10)
-    points = np.arange(bins + 2) * ((high_mel - low_mel) / (bins + 2)) + low_mel
-    hz = 700 * np.expm1(points / 2595 * np.log(10))
-    edges = (((n_fft + 1) * hz) // rate).astype(int)
-    out = np.zeros((spec_bins, bins), dtype=np.float64)
-    for i in range(bins):
-        left, center, right = edges[i], edges[i + 1], edges[i + 2]
-        if center == left:
-            out[center, i] = 1
-        else:
-            j = np.arange(left, center + 1)
-            out[j, i] = (j - left) / (center - left)
-        if right > center:
-            j = np.arange(center, right)
-            out[j, i] = (right - j) / (right - center)
+    try:
+        out = mel_weight_matrix_values(bins, n_fft, rate, low, high)
+    except ValueError as exc:
+        raise ctx.error(str(exc)) from exc
     return torch.from_numpy(out).to(dtypes.to_torch_dtype(output_datatype))
