@@ -669,7 +669,7 @@ class ExportSupport(Exporter):
     name = "tensorflow"
 
     def handles(self, obj: Any) -> bool:
-        """Keras layers and models, ``tf.function``\\ s and ``tf.Module``\\ s."""
+        """Keras layers and models, tf.function objects and tf.Module objects."""
         return _is_keras(obj) or isinstance(obj, tf.Module) or hasattr(obj, "get_concrete_function")
 
     def export_model(self, obj: Any, example_inputs: Any = (), **options: Any) -> ir.Model:
