@@ -592,7 +592,7 @@ from onnxport.backend import Backend  # noqa: E402
 from .exporter import ExportSupport  # noqa: E402  (tfexport: the export side)
 
 
-class TensorflowBackend(Backend, ExportSupport):
+class TensorflowBackend(ExportSupport, Backend):
     """The TensorFlow backend: ONNX -> :class:`TfModel` (a ``tf.Module``); Keras / TF -> ONNX
     (:class:`~onnxport_tensorflow.exporter.ExportSupport`)."""
 
