@@ -10,6 +10,7 @@ import onnx_ir as ir
 
 from . import driver as _convert
 from . import io as _io
+from . import validate as _validate
 from .backend import Backend, export_part
 from .errors import BackendNotFoundError
 from .plugins import manager, registry
@@ -35,7 +36,8 @@ def get_backend(name: str) -> Backend:
 def _fresh_model(model: str | os.PathLike | bytes | onnx.ModelProto | ir.Model) -> ir.Model:
     if isinstance(model, ir.Model):
         # adaptation rewrites nodes: work on a copy, the caller's model stays as it was
-        return _io.load(ir.serde.serialize_model(model))
+        _validate.check_ir_nesting(model)
+        return _io.load(ir.serde.serialize_model(model), base_dir=_io.external_base_dir(model))
     return _io.load(model)
 
 

@@ -280,6 +280,14 @@ class ImportPlan:
         self.registry = registry
         self.options = options
         self._info: dict[int, NodeInfo] = {}
+        self._found: dict[tuple[str, str, int], ImportPrimitive | None] = {}
+
+    def find_import(self, domain: str, op_type: str, version: int) -> ImportPrimitive | None:
+        """The backend's primitive for an op at a version (looked up once per op and version)."""
+        key = (domain, op_type, version)
+        if key not in self._found:
+            self._found[key] = self.registry.find_import(self.backend, domain, op_type, version)
+        return self._found[key]
 
     def info(self, node: ir.Node) -> NodeInfo:
         """Primitive, spec and attributes of a node (cached)."""
@@ -288,7 +296,7 @@ class ImportPlan:
             domain = _spec.normalize_domain(node.domain)
             opset = model_opset(self.model, domain)
             version = node.meta.get(VERSION_KEY, opset)
-            prim = self.registry.find_import(self.backend, domain, node.op_type, version)
+            prim = self.find_import(domain, node.op_type, version)
             if prim is None:
                 raise UnsupportedOpError(
                     f"no {self.backend} primitive for {node_label(node)} at version {version}"
@@ -313,7 +321,7 @@ class ImportPlan:
             domain = _spec.normalize_domain(node.domain)
             opset = model_opset(self.model, domain)
             version = node.meta.get(VERSION_KEY, opset)
-            if self.registry.find_import(self.backend, domain, node.op_type, version) is None:
+            if self.find_import(domain, node.op_type, version) is None:
                 missing.setdefault((domain, node.op_type, opset), []).append(node.name or "<unnamed>")
         if not missing:
             return
@@ -334,14 +342,11 @@ class ImportPlan:
         )
 
 
-def infer_shapes(model: ir.Model) -> None:
-    """Fill in dtypes and shapes with ONNX shape inference where it succeeds."""
-    from onnx_ir.passes.common import ShapeInferencePass
+def infer_shapes(model: ir.Model, strict: bool = True) -> None:
+    """Fill in dtypes and shapes with ONNX shape inference; refuse declared types it contradicts."""
+    from .shapes import infer_shapes as _infer
 
-    try:
-        ShapeInferencePass()(model)
-    except Exception:  # noqa: BLE001 - inference is a best-effort aid; primitives handle unknowns
-        return
+    _infer(model, strict=strict)
 
 
 def share_initializers(model: ir.Model) -> None:
@@ -378,7 +383,7 @@ def prepare(model: ir.Model, backend: str, registry: Registry, **options: Any) -
     RemoveInitializersFromInputsPass()(model)
     share_initializers(model)
     if options.get("infer_shapes", True):
-        infer_shapes(model)
+        infer_shapes(model, strict=options.get("strict", True))
     adapt(model, registry)
     for graph in iter_model_graphs(model):
         graph.sort()

@@ -22,8 +22,8 @@ def bind_inputs(names: Sequence[str], args: Sequence[Any], kwargs: Mapping[str, 
         raise InputError(f"the model takes {len(names)} input(s) {list(names)}, got {len(args) + len(kwargs)}")
     values = list(args) + [None] * (len(names) - len(args))
     given = [i < len(args) for i in range(len(names))]
-    by_name = {n: i for i, n in enumerate(names)}
-    by_name.update(aliases or {})
+    by_name = dict(aliases or {})
+    by_name.update({n: i for i, n in enumerate(names)})  # a real input name wins over an alias
     for key, v in kwargs.items():
         if key not in by_name:
             raise InputError(f"unknown input {key!r}; the model's inputs are {list(names)}")

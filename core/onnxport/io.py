@@ -11,6 +11,7 @@ import onnx
 import onnx_ir as ir
 from google.protobuf.message import DecodeError
 
+from . import validate as _validate
 from .errors import ModelError, UnsafeModelError
 
 ModelLike = "str | os.PathLike | bytes | onnx.ModelProto | ir.Model"
@@ -45,30 +46,47 @@ def _all_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
             yield from _attr_tensors(node.attribute)
 
 
+_MAX_NAME = 4096
+
+
 def check_external_data(model: onnx.ModelProto, base_dir: str | os.PathLike | None) -> None:
-    """Refuse external data that points outside the model's folder, or that is missing."""
+    """Refuse external data that points outside the model's folder, or that is missing or short."""
     root = Path(base_dir).resolve() if base_dir is not None else None
     for tensor in _all_tensors(model):
         if tensor.data_location != onnx.TensorProto.EXTERNAL:
             continue
         info = {e.key: e.value for e in tensor.external_data}
         location = info.get("location", "")
-        what = f"external data of tensor {tensor.name!r} (location {location!r})"
+        what = f"external data of tensor {tensor.name!r} (location {location[:200]!r})"
         if root is None:
             raise UnsafeModelError(
                 f"{what}: the model was given as bytes/proto, so there is no folder to read "
                 "external data from; load it from its path instead"
             )
+        if "\x00" in location:
+            raise UnsafeModelError(f"{what}: the location holds a null byte")
+        if len(location) > _MAX_NAME or any(len(p) > 255 for p in Path(location).parts):
+            raise UnsafeModelError(f"{what}: the location is longer than a file name may be")
         if not location or os.path.isabs(location) or Path(location).drive:
             raise UnsafeModelError(f"{what}: absolute or empty locations are refused")
         if ".." in Path(location).parts:
             raise UnsafeModelError(f"{what}: locations with '..' are refused")
-        target = (root / location).resolve()
+        try:
+            target = (root / location).resolve(strict=True)
+            st = target.stat()
+        except RuntimeError as exc:  # a symlink loop on Python < 3.13
+            raise UnsafeModelError(f"{what}: {exc}") from exc
+        except OSError as exc:
+            raise ModelError(f"{what}: cannot open {location[:200]!r} in {str(root)!r} (it does not exist or is unreadable): "
+                             f"{exc.strerror or type(exc).__name__}") from exc
         if root != target and root not in target.parents:
             raise UnsafeModelError(f"{what}: resolves outside the model's folder {str(root)!r}")
         if not target.is_file():
-            raise ModelError(f"{what}: file {str(target)!r} does not exist")
-        size = target.stat().st_size
+            raise ModelError(f"{what}: {str(target)!r} is not a regular file")
+        if st.st_nlink > 1:
+            raise UnsafeModelError(f"{what}: the file has {st.st_nlink} hard links; it may be a file from "
+                                   "outside the model's folder")
+        size = st.st_size
         try:
             offset = int(info.get("offset", 0) or 0)
             length = int(info["length"]) if "length" in info else size - offset
@@ -78,6 +96,25 @@ def check_external_data(model: onnx.ModelProto, base_dir: str | os.PathLike | No
             raise ModelError(
                 f"{what}: offset {offset} + length {length} exceeds the file's {size} bytes"
             )
+        need = _validate.tensor_nbytes(tensor)
+        if length != need:
+            raise ModelError(f"{what}: {length} bytes, the tensor's type and shape need {need}")
+
+
+def external_base_dir(model: ir.Model) -> str | None:
+    """The one folder the external tensors of an IR model read from (``None`` if they have none)."""
+    dirs = set()
+    for graph in (model.graph, *(f.graph for f in model.functions.values())):
+        for node in ir.traversal.RecursiveGraphIterator(graph):
+            for attr in node.attributes.values():
+                if attr.type == ir.AttributeType.TENSOR and isinstance(attr.value, ir.ExternalTensor):
+                    dirs.add(str(attr.value.base_dir))
+        for v in graph.initializers.values():
+            if isinstance(v.const_value, ir.ExternalTensor):
+                dirs.add(str(v.const_value.base_dir))
+    if len(dirs) > 1:
+        raise UnsafeModelError(f"the model's external data lies in several folders: {sorted(dirs)}")
+    return dirs.pop() if dirs else None
 
 
 def _parse(data: bytes, origin: str) -> onnx.ModelProto:
@@ -114,6 +151,10 @@ def load_proto(source, base_dir: str | os.PathLike | None = None) -> tuple[onnx.
         base_dir = path.resolve().parent if base_dir is None else base_dir
     else:
         raise ModelError(f"cannot load a model from {type(source).__name__}")
+    if source is proto and _validate.needs_rewrite(proto):
+        proto = onnx.ModelProto()
+        proto.CopyFrom(source)  # the caller's proto stays as it was
+    _validate.check_model(proto)
     check_external_data(proto, base_dir)
     return proto, (str(base_dir) if base_dir is not None else None)
 
@@ -141,8 +182,75 @@ def load(source, *, base_dir: str | os.PathLike | None = None) -> ir.Model:
     return model
 
 
-def save(model: ir.Model, path: str | os.PathLike, *, external_data: str | None = None) -> None:
-    """Save a model; with ``external_data`` (a file name beside ``path``) weights go there."""
+#: past this many bytes of tensors, ``save`` writes external data (protobuf stops at 2 GB)
+EXTERNAL_DATA_BYTES = 2**31 - 2**26
+
+
+def _tensor_bytes(model: ir.Model) -> int:
+    """Bytes of every initializer and tensor attribute, in all graphs, subgraphs and functions."""
+    graphs = [model.graph, *(f.graph for f in model.functions.values())]
+    total = 0
+    while graphs:
+        g = graphs.pop()
+        total += sum(v.const_value.nbytes for v in g.initializers.values() if v.const_value is not None)
+        for node in g:
+            for attr in node.attributes.values():
+                if attr.type == ir.AttributeType.TENSOR:
+                    total += attr.value.nbytes
+                elif attr.type == ir.AttributeType.GRAPH:
+                    graphs.append(attr.value)
+                elif attr.type == ir.AttributeType.GRAPHS:
+                    graphs.extend(attr.value)
+    return total
+
+
+def save(
+    model: ir.Model,
+    path: str | os.PathLike,
+    *,
+    external_data: str | bool | None = None,
+    progress: bool | None = None,
+) -> None:
+    """Save a model; weights go to external data beside ``path`` when asked or when past 2 GB.
+
+    :param external_data: a file name beside ``path`` (relative location), ``True`` for
+        ``<model file name>.data``, ``False`` to never write external data, ``None`` (default)
+        for external data only when the tensors pass protobuf's 2 GB limit.
+    :param progress: show a progress bar (default: on a terminal, for saves of 1 GB or more).
+    """
     if isinstance(model, onnx.ModelProto):
         model = ir.serde.deserialize_model(model)
-    ir.save(model, path, external_data=external_data)
+    path = Path(path)
+    size = _tensor_bytes(model)
+    if external_data is None:
+        external_data = size > EXTERNAL_DATA_BYTES
+    if external_data is True:
+        external_data = path.name + ".data"
+    if external_data is False:
+        if size > EXTERNAL_DATA_BYTES:
+            raise ModelError(f"{size} bytes of tensors do not fit in one protobuf file (2 GB); "
+                             "save with external_data=True")
+        external_data = None
+    elif Path(external_data).is_absolute() or ".." in Path(external_data).parts:
+        raise ModelError(f"external_data={str(external_data)!r} must be a file name beside the model")
+    callback = None
+    bar = None
+    if progress or (progress is None and size >= 2**30 and _on_terminal()):
+        from tqdm import tqdm
+
+        bar = tqdm(total=size, unit="B", unit_scale=True, desc=f"saving {path.name}")
+
+        def callback(tensor, info) -> None:
+            bar.update(tensor.nbytes)
+
+    try:
+        ir.save(model, path, external_data=external_data, callback=callback if external_data else None)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _on_terminal() -> bool:
+    import sys
+
+    return bool(getattr(sys.stderr, "isatty", lambda: False)()) and not os.environ.get("TQDM_DISABLE")

@@ -32,8 +32,10 @@ def cases_for_import(prim: Any, registry: Any, cases: Iterable[NodeCase]) -> tup
     """
     from onnxport import spec
 
-    from .runner import missing_ops
+    from .runner import backend_object, failure_table, missing_ops
 
+    # a case listed as an expected failure (as a whole) tests nothing: it does not count
+    listed = set(failure_table(backend_object(prim.backend)))
     names = [f"declared[{c.name or i}]" for i, c in enumerate(cases_of(prim))]
     try:
         newest = spec.latest_version(prim.op_type, prim.domain)
@@ -42,12 +44,15 @@ def cases_for_import(prim: Any, registry: Any, cases: Iterable[NodeCase]) -> tup
     resolved = registry.find_import(prim.backend, prim.domain, prim.op_type, newest)
     if resolved is not prim and resolved is not None and resolved.key != prim.key:
         return names, f"shadowed by the newer primitive since {resolved.since} ({resolved.source})"
-    skipped = 0
+    skipped = failing = 0
     for case in cases:
         if (prim.domain, prim.op_type) not in case.ops:
             continue
         if missing_ops(prim.backend, case.ops):
             skipped += 1
+            continue
+        if case.name in listed:
+            failing += 1
             continue
         names.append(case.name)
     why = ""
@@ -55,6 +60,8 @@ def cases_for_import(prim: Any, registry: Any, cases: Iterable[NodeCase]) -> tup
         why = (
             f"{skipped} node case(s) use the op but also use ops the backend lacks"
             if skipped
+            else f"its {failing} node case(s) are all listed as expected failures"
+            if failing
             else "no official node case uses this op and it declares no ImportCase"
         )
     return names, why
@@ -109,6 +116,13 @@ def expected_failure_problems(
     for key, reason in table.items():
         if not isinstance(reason, str) or not reason.strip():
             problems.append(f"{key!r}: the reason is empty")
+            continue
+        from .runner import failure_mode
+
+        how, why = failure_mode(reason)
+        if how is None:
+            problems.append(f"{key!r}: the reason does not say how the case fails: start it with "
+                            "'[mismatch] ' or '[ExceptionClassName] '")
         m = re.fullmatch(r"(?P<name>[^\[\]]+)(\[(?P<variant>[^\[\]]+)\])?", key)
         if m is None:
             problems.append(f"{key!r}: not a case name or 'case[variant]'")

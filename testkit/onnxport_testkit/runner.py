@@ -17,11 +17,14 @@ The testkit asks a backend object for (all optional except ``run`` for import te
   (the torch backend: the primitive's own op was traced); raises AssertionError;
 - ``check_roundtrip(sample, imported)``: framework-specific checks of import(export(sample))
   (the torch backend: the parameter names came back); raises AssertionError;
-- ``expected_failures: dict[str, str]``: reviewed exact names -> reasons (see :func:`failure_key`).
+- ``expected_failures: dict[str, str]``: reviewed exact names -> ``"[how] reason"`` (see
+  :func:`failure_key`); ``how`` is ``mismatch`` (outputs differ) or the exact name of the exception
+  class the case raises; a listed case failing any other way fails the run.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -32,8 +35,22 @@ import pytest
 from onnxport.backend import export_part
 
 from .cases import NodeCase
-from .compare import compare_outputs
+from .compare import Mismatch, compare_outputs, declared_tolerances
 from .semantic_cases import cases_of
+
+#: an expected failure's reason: ``[mismatch] why`` or ``[ExceptionClassName] why``
+_HOW = re.compile(r"^\[(?P<how>[A-Za-z_][A-Za-z0-9_]*)\]\s+(?P<why>\S.*)$", re.S)
+
+
+def failure_mode(reason: str) -> tuple[str | None, str]:
+    """``(how, why)`` of an expected failure's reason; ``how`` is None when the reason lacks it."""
+    m = _HOW.match(reason)
+    return (m.group("how"), m.group("why")) if m else (None, reason)
+
+
+def failed_how(exc: BaseException) -> str:
+    """``mismatch`` for differing outputs, else the exception's class name."""
+    return "mismatch" if isinstance(exc, Mismatch) else type(exc).__name__
 
 
 def backend_object(name: str) -> Any:
@@ -109,7 +126,12 @@ def check(backend_name: str, name: str, variant: str | None, fn: Callable[[], No
         raise
     except Exception as exc:
         if reason is not None:
-            pytest.xfail(reason)
+            how, why = failure_mode(reason)
+            got = failed_how(exc)
+            if how == got:
+                pytest.xfail(reason)
+            raise AssertionError(f"{name}: listed as failing with [{how}] ({why[:120]}), but it failed with "
+                                 f"[{got}]: {str(exc)[:500]}") from exc
         if isinstance(exc, AssertionError):
             raise
         raise AssertionError(f"{name}: {type(exc).__name__}: {exc}") from exc
@@ -118,8 +140,23 @@ def check(backend_name: str, name: str, variant: str | None, fn: Callable[[], No
         pytest.fail(f"{key} passes but is listed as an expected failure ({reason!r}): remove it from the list")
 
 
+def import_tolerances(backend_name: str, ops: tuple[tuple[str, str], ...] | list[tuple[str, str]]) -> dict[str, Any]:
+    """Tolerances declared beside the newest import primitives of ``ops`` (``TEST_TOLERANCES``)."""
+    import onnxport
+
+    reg = onnxport.registry()
+    found = [(reg.find_import(backend_name, d, op, 10**6), op) for d, op in ops]
+    return declared_tolerances([(p.fn, op) for p, op in found if p is not None])
+
+
+def export_tolerances(prim: Any) -> dict[str, Any]:
+    """Tolerances declared beside an export primitive, keyed by its target."""
+    return declared_tolerances([(prim.fn, prim.target)])
+
+
 def _compare_all(names: list[str], expected: list[Any], actual: list[Any], **tol: Any) -> None:
-    assert len(actual) == len(expected), f"{len(actual)} outputs, expected {len(expected)}"
+    if len(actual) != len(expected):
+        raise Mismatch(f"{len(actual)} outputs, expected {len(expected)}")
     for name, e, a in zip(names, expected, actual):
         compare_outputs(e, a, name=name, **tol)
 
@@ -150,23 +187,23 @@ def run_node_case(backend_name: str, case: NodeCase, variant: str | None = None)
         else:
             raise ValueError(f"unknown node-case variant {variant!r}")
         actual = run_backend(backend_name, model, inputs)
-        compare_with_reference(model, inputs, expected, source, actual)
+        compare_with_reference(model, inputs, expected, source, actual, import_tolerances(backend_name, case.ops))
 
     check(backend_name, case.name, variant, go, case.ops)
 
 
-def compare_with_reference(model, inputs, expected, source: str, actual) -> None:
+def compare_with_reference(model, inputs, expected, source: str, actual, overrides=None) -> None:
     """Compare with a runtime's outputs; a mismatch with onnxruntime gets onnx.reference's opinion."""
     names = [o.name for o in model.graph.output]
     try:
-        _compare_all(names, expected, actual)
+        _compare_all(names, expected, actual, overrides=overrides)
     except AssertionError as mismatch:
         if source != "onnxruntime":
             raise
-        second_opinion(names, model, inputs, expected, actual, mismatch)
+        second_opinion(names, model, inputs, expected, actual, mismatch, overrides)
 
 
-def second_opinion(names, model, inputs, ort_out, actual, ort_mismatch: AssertionError) -> None:
+def second_opinion(names, model, inputs, ort_out, actual, ort_mismatch: AssertionError, overrides=None) -> None:
     """Accept a mismatch with onnxruntime only when onnx.reference sides with the backend.
 
     onnxruntime computes some float64/float16 kernels (Attention, GroupNormalization, GridSample)
@@ -181,11 +218,11 @@ def second_opinion(names, model, inputs, ort_out, actual, ort_mismatch: Assertio
     except Exception:  # noqa: BLE001 - no second opinion available
         raise ort_mismatch from None
     try:
-        _compare_all(names, ref_out, actual)
+        _compare_all(names, ref_out, actual, overrides=overrides)
     except AssertionError:
         raise ort_mismatch from None
     try:
-        _compare_all(names, ref_out, ort_out)
+        _compare_all(names, ref_out, ort_out, overrides=overrides)
     except AssertionError:
         return  # onnxruntime is the odd one out
     raise ort_mismatch
@@ -205,7 +242,7 @@ def run_random_case(backend_name: str, case: NodeCase, variant: str) -> None:
 
     def go() -> None:
         actual = run_backend(backend_name, model, inputs)
-        compare_with_reference(model, inputs, expected, source, actual)
+        compare_with_reference(model, inputs, expected, source, actual, import_tolerances(backend_name, case.ops))
 
     check(backend_name, case.name, variant, go, case.ops)
 
@@ -255,7 +292,8 @@ def run_import_case(backend_name: str, prim: Any, index: int) -> None:
             with np.errstate(all="ignore"):
                 expected, _ = run_reference(model, inputs)
         actual = run_backend(backend_name, model, inputs)
-        _compare_all([o.name for o in model.graph.output], expected, actual, rtol=case.rtol, atol=case.atol)
+        _compare_all([o.name for o in model.graph.output], expected, actual, rtol=case.rtol, atol=case.atol,
+                     overrides=import_tolerances(backend_name, [(prim.domain, prim.op_type)]))
 
     check(backend_name, name, None, go)
 
@@ -373,7 +411,8 @@ def run_export_sample(backend_name: str, prim: Any, index: int, extra: dict[str,
         names = [o.name for o in proto.graph.output]
         expected = native_outputs(backend_name, ready)
         actual = run_exported(backend_name, sample, proto, inputs)
-        _compare_all(names, expected, actual, rtol=sample.rtol, atol=sample.atol)
+        tol = export_tolerances(prim)
+        _compare_all(names, expected, actual, rtol=sample.rtol, atol=sample.atol, overrides=tol)
         grow = _symbolic_batch(proto)
         if any(grow) and backend.supports("from_numpy"):
             if len(grow) != len(inputs):
@@ -382,7 +421,8 @@ def run_export_sample(backend_name: str, prim: Any, index: int, extra: dict[str,
             args = tuple(backend.from_numpy(x) for x in bigger)
             expected = native_outputs(backend_name, ready, args)
             actual = run_exported(backend_name, sample, proto, bigger)
-            _compare_all([f"{n} (dim 0 grown)" for n in names], expected, actual, rtol=sample.rtol, atol=sample.atol)
+            _compare_all([f"{n} (dim 0 grown)" for n in names], expected, actual, rtol=sample.rtol, atol=sample.atol,
+                         overrides=tol)
 
     check(backend_name, f"export:{prim.target}", str(sample.name or index), go)
 
@@ -406,7 +446,8 @@ def run_sample_roundtrip(backend_name: str, prim: Any, index: int) -> None:
             pytest.skip(f"not registered in {backend_name}: {', '.join(missing)}")
         imported = onnxport.import_model(proto, backend=backend_name)
         actual = list(backend.run(imported, inputs))
-        _compare_all([o.name for o in proto.graph.output], expected, actual, rtol=sample.rtol, atol=sample.atol)
+        _compare_all([o.name for o in proto.graph.output], expected, actual, rtol=sample.rtol, atol=sample.atol,
+                     overrides=export_tolerances(prim))
         export_part(backend).check_roundtrip(ready, imported)
 
     check(backend_name, f"export:{prim.target}", f"{sample.name or index}-roundtrip", go)
@@ -469,6 +510,7 @@ def run_case_roundtrip(backend_name: str, case: NodeCase) -> None:
         proto = ir.serde.serialize_model(model) if isinstance(model, ir.Model) else model
         onnx.checker.check_model(proto, full_check=True)
         actual = run_onnxruntime(proto, [np.asarray(x) for x in inputs[:keep]])
-        _compare_all([o.name for o in proto.graph.output], expected, actual)
+        _compare_all([o.name for o in proto.graph.output], expected, actual,
+                     overrides=import_tolerances(backend_name, case.ops))
 
     check(backend_name, case.name, "roundtrip", go, case.ops)

@@ -125,8 +125,9 @@ def test_coverage_writes_every_format(capsys, tmp_path) -> None:
 def test_new_op_scaffolds_the_spec_signature_and_refuses_to_overwrite(capsys, tmp_path) -> None:
     folder = tmp_path / "backends" / "torch" / "onnxport_torch" / "ops" / "import_"
     folder.mkdir(parents=True)
-    code, out, _ = run(capsys, "new-op", "Relu", "--backend", "torch", "--root", str(tmp_path))
-    assert code == 1 or "wrote" in out  # Relu is registered already: refused unless --force
+    code, out, err = run(capsys, "new-op", "Relu", "--backend", "torch", "--root", str(tmp_path))
+    assert code == 1 and "wrote" not in out, (code, out, err)  # Relu is registered already: refused unless --force
+    assert not (folder / "relu.py").exists()
     code, out, _ = run(capsys, "new-op", "LpNormalization", "--backend", "torch", "--root", str(tmp_path), "--force")
     assert code == 0
     src = (folder / "lp_normalization.py").read_text()

@@ -93,13 +93,22 @@ def test_export_sample_that_lacks_its_declared_op_fails(fake_env: pytest.Pyteste
 def test_listed_expected_failure_xfails_and_stale_entry_fails(fake_env: pytest.Pytester, monkeypatch) -> None:
     monkeypatch.setenv("ONNXPORT_FAKE_BROKEN", "1")
     monkeypatch.setenv("ONNXPORT_FAKE_XFAIL", json.dumps({
-        "export:fake.broken[0]": "declares Sigmoid on purpose",
-        "test_relu": "listed although it passes",
+        "export:fake.broken[0]": "[AssertionError] declares Sigmoid on purpose",
+        "test_relu": "[mismatch] listed although it passes",
     }))
     result = run(fake_env, "--onnxport-op", "fake.broken", "--onnxport-op", "Relu", "--onnxport-no-random",
                  "--onnxport-no-variants", "-k", "export_sample or node_case")
     outcomes(result, xfailed=1, failed=1)
     result.stdout.fnmatch_lines(["*test_relu passes but is listed as an expected failure*remove it*"])
+
+
+def test_expected_failure_failing_another_way_fails(fake_env: pytest.Pytester, monkeypatch) -> None:
+    monkeypatch.setenv("ONNXPORT_FAKE_BROKEN", "1")
+    monkeypatch.setenv("ONNXPORT_FAKE_XFAIL", json.dumps({"export:fake.broken[0]": "[mismatch] said to differ"}))
+    result = run(fake_env, "--onnxport-op", "fake.broken", "--onnxport-no-random", "--onnxport-no-variants",
+                 "-k", "export_sample")
+    outcomes(result, failed=1)
+    result.stdout.fnmatch_lines(["*listed as failing with [[]mismatch[]]*but it failed with [[]AssertionError[]]*"])
 
 
 def test_expected_failure_list_is_reviewed(fake_env: pytest.Pytester, monkeypatch) -> None:
@@ -172,6 +181,60 @@ def test_every_hook_is_documented_for_contributors() -> None:
     for hook, problems in hook_problems(hookspecs).items():
         assert not problems, (hook, problems)
         assert f"`{hook}" in text, f"CONTRIBUTING.md does not document the hook {hook}"
+
+
+# -- tolerances and how expected failures fail (issue 18) -----------------------------------------
+def test_float32_default_tolerance_catches_drift_of_a_few_parts_in_ten_thousand() -> None:
+    import numpy as np
+
+    from onnxport_testkit.compare import Mismatch, compare_outputs
+
+    x = np.linspace(0.5, 2.0, 50, dtype=np.float32)
+    compare_outputs(x, x * np.float32(1 + 2e-6))
+    with pytest.raises(Mismatch, match="differ"):
+        compare_outputs(x, x * np.float32(1 + 3e-4))
+
+
+def test_declared_tolerances_take_the_loosest_and_need_a_reason() -> None:
+    import sys
+    import types
+
+    import numpy as np
+
+    from onnxport_testkit.compare import compare_outputs, declared_tolerances
+
+    mod = types.ModuleType("_tol_probe")
+    mod.TEST_TOLERANCES = {"Conv": {"float32": (1e-4, 1e-5, "long accumulations")}}
+
+    def fn() -> None: ...
+
+    fn.__module__ = "_tol_probe"
+    sys.modules["_tol_probe"] = mod
+    try:
+        over = declared_tolerances([(fn, "Conv"), (fn, "Relu")])
+        assert over == {"float32": (1e-4, 1e-5)}
+        x = np.ones(4, np.float32)
+        compare_outputs(x, x * np.float32(1 + 5e-5), overrides=over)
+        mod.TEST_TOLERANCES = {"Conv": {"float32": (1e-4, 1e-5, "")}}
+        with pytest.raises(ValueError, match="reason"):
+            declared_tolerances([(fn, "Conv")])
+    finally:
+        del sys.modules["_tol_probe"]
+
+
+def test_an_expected_failure_says_how_it_fails() -> None:
+    from onnxport_testkit.compare import Mismatch
+    from onnxport_testkit.meta import expected_failure_problems
+    from onnxport_testkit.runner import failed_how, failure_mode
+
+    assert failure_mode("[mismatch] numpy's draws") == ("mismatch", "numpy's draws")
+    assert failure_mode("no prefix") == (None, "no prefix")
+    assert failed_how(Mismatch("x")) == "mismatch"
+    assert failed_how(AssertionError("x")) == "AssertionError"
+    assert failed_how(KeyError("x")) == "KeyError"
+    problems = expected_failure_problems({"test_abs": "just a reason"}, {"test_abs"}, {})
+    assert len(problems) == 1 and "how the case fails" in problems[0]
+    assert not expected_failure_problems({"test_abs": "[mismatch] a reason"}, {"test_abs"}, {})
 
 
 def test_unfiltered_run_has_the_meta_tests(fake_env: pytest.Pytester) -> None:

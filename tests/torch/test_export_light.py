@@ -1,4 +1,8 @@
-"""export(import(x)) gives back x's op types and initializers, for every shipped light model.
+"""export(import(x)) gives back x's op types, initializers and outputs, for every light model.
+
+x is the shipped light model with seeded random weights (:func:`onnxport_testkit.light.randomized`:
+the shipped weights are all 0.02, with which a wrong op can still give the right output); the
+re-exported y runs in onnxruntime and must give x's outputs (run in onnxruntime) on random inputs.
 
 The light models (``onnx/backend/test/data/light``) store each weight ``W`` as
 ``ConstantOfShape(W__SHAPE)`` to stay small. Documented equivalences between x and the
@@ -25,7 +29,7 @@ import torch
 from onnx import numpy_helper
 
 import onnxport
-from onnxport_testkit.light import light_models
+from onnxport_testkit.light import light_models, random_inputs, randomized
 
 LIGHT_MODELS = sorted(light_models())
 
@@ -52,17 +56,20 @@ def _x_side(x: onnx.ModelProto) -> tuple[Counter, dict[str, np.ndarray]]:
     return ops, weights
 
 
-def _input(x: onnx.ModelProto) -> torch.Tensor:
-    inits = {i.name for i in x.graph.initializer}
-    v = next(i for i in x.graph.input if i.name not in inits)
-    return torch.randn(*[d.dim_value for d in v.type.tensor_type.shape.dim])
+def _ort_run(proto: onnx.ModelProto, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    sess = ort.InferenceSession(proto.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return sess.run(None, dict(zip([i.name for i in sess.get_inputs()], inputs)))
 
 
 def _roundtrip(name: str) -> None:
-    path = light_models()[name]
-    x = onnx.load(path)
-    imported = onnxport.import_model(str(path), backend="torch")
-    y = ir.serde.serialize_model(onnxport.export_model(imported, (_input(x),)))
+    x = randomized(onnx.load(light_models()[name]))
+    inputs = random_inputs(x)
+    imported = onnxport.import_model(x, backend="torch")
+    y = ir.serde.serialize_model(onnxport.export_model(imported, tuple(torch.from_numpy(a) for a in inputs)))
     x_ops, x_weights = _x_side(x)
     y_ops = Counter(_EQUIVALENT.get(n.op_type, n.op_type) for n in y.graph.node if n.op_type not in _DROPPED)
     assert y_ops == x_ops, f"op types differ: only in x {dict(x_ops - y_ops)}, only in y {dict(y_ops - x_ops)}"
@@ -75,6 +82,14 @@ def _roundtrip(name: str) -> None:
     )
     for k, arr in expected.items():
         np.testing.assert_array_equal(y_inits[k], arr.astype(y_inits[k].dtype), err_msg=k)
+    # the numbers: y in onnxruntime gives x's outputs in onnxruntime
+    x_out, y_out = _ort_run(x, inputs), _ort_run(y, inputs)
+    assert len(y_out) == len(x_out) == len(x.graph.output)
+    for a, e in zip(y_out, x_out):
+        scale = float(np.abs(e).max())
+        assert np.std(e) > 1e-3 * scale, f"{name}: the reference output is nearly constant"
+        assert a.shape == e.shape, (a.shape, e.shape)
+        np.testing.assert_allclose(a, e, rtol=1e-4, atol=1e-5 * scale, err_msg=name)
 
 
 def test_all_light_models_are_covered():

@@ -19,6 +19,7 @@ source had integer children (``model.layer1[0].conv1``).
 from __future__ import annotations
 
 import ast
+import keyword
 import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -36,7 +37,8 @@ SCOPES_KEY = NAME_SCOPES_KEY
 CLASSES_KEY = CLASS_HIERARCHY_KEY
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$|^[0-9]+$")
-_RESERVED = set(dir(nn.Module)) | {"graph", "code", "meta", "forward", "onnx_constants"}
+_RESERVED = set(dir(nn.Module)) | set(vars(nn.Module())) | {"graph", "code", "meta", "forward", "onnx_constants",
+                                                             "self"}
 
 
 class Scope(nn.Module):
@@ -147,12 +149,16 @@ def node_scopes(name: str | None, metadata: dict[str, str] | None) -> list[tuple
 def _clean(path: str) -> bool:
     """Whether ``path`` can be a module path as it is (``layer1.0.conv1.weight``)."""
     parts = path.split(".")
-    return all(_IDENT.match(p) and p not in _RESERVED and not p.startswith("_onnx") for p in parts)
+    return all(_IDENT.match(p) and p not in _RESERVED and not _keyword(p) and not p.startswith("_onnx") for p in parts)
+
+
+def _keyword(name: str) -> bool:
+    return keyword.iskeyword(name) or keyword.issoftkeyword(name)
 
 
 def _sanitize(name: str) -> str:
     s = re.sub(r"[^0-9A-Za-z_]", "_", name) or "_"
-    if s in _RESERVED or s.isdigit():
+    if s in _RESERVED or s.isdigit() or _keyword(s):
         s = f"{s}_"
     return s
 

@@ -19,6 +19,7 @@ from onnxport.driver import ImportPlan, is_weight_use, iter_graphs
 from onnxport.errors import ConversionError, InputError, OnnxportError
 from onnxport.inputs import CallCheck, InputSpec, bind_inputs, input_spec
 from onnxport.opfacts import NO_FOLD_OPS, SETTING_INPUTS, STATISTICS_INPUTS
+from onnxport.safety import GROWING_OPS, check_budget, folded_elements
 
 from . import dtypes
 from .context import Mode, NodeContext
@@ -28,12 +29,14 @@ from .exporter import ExportSupport
 #: inputs that never become trainable Parameters: settings and running statistics (buffers)
 _SETTING_INPUTS = SETTING_INPUTS | STATISTICS_INPUTS
 _FOLD_LIMIT = 1 << 26  # elements; larger folded constants stay runtime computations
-_MODULE_ATTRS = set(dir(nn.Module)) | {"graph", "code", "meta", "forward"}
+_MAX_OUTPUT_BYTES = 1 << 40  # an output past this (an expanded view) cannot become a numpy array
+_MODULE_ATTRS = set(dir(nn.Module)) | set(vars(nn.Module())) | {"graph", "code", "meta", "forward", "self"}
 
 
 def _part(name: str) -> str:
+    """A safe name part for a name from the file: only [0-9a-zA-Z_], never a keyword or a Module attribute."""
     s = re.sub(r"[^0-9a-zA-Z_]", "_", name) or "_"
-    if s in _MODULE_ATTRS or keyword.iskeyword(s) or s.startswith("_onnx"):
+    if s in _MODULE_ATTRS or keyword.iskeyword(s) or keyword.issoftkeyword(s) or s.startswith("_onnx"):
         s += "_"
     return s
 
@@ -53,6 +56,8 @@ class NodeFn:
     def __call__(self, *args: Any) -> Any:
         if self.subgraphs:
             return self._call_with_subgraphs(args)
+        if self.ctx.op_type in GROWING_OPS:
+            self._check_size(args)
         try:
             return self._bound(*args)
         except OnnxportError:
@@ -69,6 +74,21 @@ class NodeFn:
         # bound once (C-level partial): no per-call dict expansion in Python
         self._attrs = attrs
         self._bound = functools.partial(self.fn, self.ctx, **attrs)
+
+    def _check_size(self, args: tuple) -> None:
+        """Refuse, before allocating, a result larger than the memory budget."""
+        if torch.compiler.is_compiling() or torch.jit.is_tracing():
+            return  # symbolic values: no sizes to read
+        try:
+            size = folded_elements(
+                self.ctx.op_type,
+                [tuple(a.shape) if isinstance(a, torch.Tensor) else None for a in args],
+                lambda i: args[i].detach().cpu().numpy(),
+            )
+        except (IndexError, TypeError, ValueError, OverflowError, AttributeError, RuntimeError):
+            return  # fake or subclassed tensors (torch.export) have no values to read
+        if size is not None:
+            check_budget(size, self.ctx.label)
 
     def _failure(self, exc: Exception) -> ConversionError:
         return ConversionError(
@@ -251,13 +271,20 @@ class OnnxModule(fx.GraphModule):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not torch.compiler.is_compiling() and not torch.jit.is_tracing():
             args = self._check_inputs(args, kwargs)
+            try:
+                return super().__call__(*args)
+            except OnnxportError:
+                raise
+            except Exception as exc:
+                raise _call_failure(self, args, exc) from exc
         elif kwargs:
             args = self._check_inputs(args, kwargs)
         return super().__call__(*args)
 
     def _check_inputs(self, args: tuple, kwargs: dict) -> tuple:
         specs: list[InputSpec] = self._onnx_info["inputs"]
-        values = bind_inputs([s.name for s in specs], args, kwargs, {_part(s.name): i for i, s in enumerate(specs)})
+        values = bind_inputs([s.name for s in specs], args, kwargs,
+                             {arg: i for i, arg in enumerate(self._onnx_info["input_args"])})
         call = CallCheck()
         out = []
         for spec, v in zip(specs, values):
@@ -303,6 +330,9 @@ class _State:
         self.registered: dict[ir.Value, str] = {}
         self.kinds: dict[ir.Value, str] = {}
         self.paths: set[str] = set()
+        #: every proper dotted prefix of a path in ``paths`` (modules that hold them)
+        self._prefixes: set[str] = set()
+        self._next: dict[str, int] = {}
         self.weights: dict[str, str] = {}
         self.modules: dict[str, nn.Module] = {}
         self.options = options
@@ -312,11 +342,15 @@ class _State:
     def unique_path(self, wanted: str) -> str:
         parts = [_part(p) for p in wanted.split(".")] if wanted else ["_"]
         path = ".".join(parts)
-        base, k = path, 1
-        while path in self.paths or any(p.startswith(path + ".") for p in self.paths) or self._prefix_taken(path):
+        base, k = path, self._next.get(path, 1)
+        while path in self.paths or path in self._prefixes or self._prefix_taken(path):
             path = f"{base}_{k}"
             k += 1
         self.paths.add(path)
+        if path != base:
+            self._next[base] = k
+        parts = path.split(".")
+        self._prefixes.update(".".join(parts[:i]) for i in range(1, len(parts)))
         return path
 
     def _prefix_taken(self, path: str) -> bool:
@@ -434,10 +468,20 @@ class _GraphBuilder:
 
     # -- building -----------------------------------------------------------------------
     def build(self, formal_inputs: list[ir.Value], captures: list[ir.Value]) -> list[fx.Node]:
+        taken: set[str] = set()
+
+        def unique(name: str) -> str:  # two file names may sanitize alike ("a.b", "a_b")
+            name = "v" + name if name[0].isdigit() else name  # an argument name is an identifier
+            base, k = name, 1
+            while name in taken:
+                name, k = f"{base}_{k}", k + 1
+            taken.add(name)
+            return name
+
         for i, inp in enumerate(formal_inputs):
-            self.env[inp] = self.fx.placeholder(_part(inp.name or f"input_{i}"))
+            self.env[inp] = self.fx.placeholder(unique(_part(inp.name or f"input_{i}")))
         for i, cap in enumerate(captures):
-            self._cap_nodes[cap] = self.fx.placeholder(_part(f"outer_{cap.name or i}"))
+            self._cap_nodes[cap] = self.fx.placeholder(unique(_part(f"outer_{cap.name or i}")))
         self.captures = list(captures)
         for node in self.graph:
             self._node(node)
@@ -453,7 +497,17 @@ class _GraphBuilder:
                 continue
             if v not in self.state.static or v in self.state.trainable:
                 return False
-        return True
+        static = self.state.static
+        try:
+            size = folded_elements(
+                node.op_type,
+                [tuple(static[v].shape) if v is not None else None for v in node.inputs],
+                lambda i: static[node.inputs[i]].detach().cpu().numpy(),
+            )
+        except (IndexError, KeyError, TypeError, ValueError, OverflowError):
+            size = None
+        # size-growing ops are checked before computing: a huge result stays a runtime computation
+        return size is None or size <= _FOLD_LIMIT
 
     def _shape_program_node(self, node: ir.Node) -> bool:
         """Whether ``node`` depends only on runtime shapes and constants (see ``ShapeProgram``)."""
@@ -601,7 +655,14 @@ class _GraphBuilder:
             return
 
         if self.parent is None and st.use_modules and prim.builder is not None:
-            built = prim.builder(ctx, **attrs)
+            try:
+                built = prim.builder(ctx, **attrs)
+            except OnnxportError:
+                raise
+            except Exception as exc:  # the weights' shapes do not fit the op: the node is named
+                raise ConversionError(
+                    f"node {ctx.label} (opset {ctx.opset}): cannot build its layer: {type(exc).__name__}: {exc}"
+                ) from exc
             if built is not None:
                 module, runtime = built
                 path = st.unique_path(self._module_path(node, module))
@@ -690,6 +751,37 @@ def _linear(ctx: NodeContext, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor)
     return torch.nn.functional.linear(x, w.t(), b)
 
 
+class _Locate(fx.Interpreter):
+    """Re-runs a failed call node by node to find the ONNX node that fails."""
+
+    failed: fx.Node | None = None
+
+    def run_node(self, n: fx.Node) -> Any:
+        try:
+            return super().run_node(n)
+        except Exception:
+            if self.failed is None:
+                self.failed = n
+            raise
+
+
+def _call_failure(module: OnnxModule, args: tuple, exc: Exception) -> ConversionError:
+    """A framework error at call time, as a ConversionError naming the ONNX node where it happened."""
+    locate = _Locate(module)
+    try:
+        with torch.no_grad():
+            locate.run(*args)
+    except Exception:  # noqa: BLE001 - the same failure again: we only want where it happened
+        pass
+    n = locate.failed
+    if n is not None and "onnx_node" in n.meta:
+        domain, op = n.meta.get("onnx_op", ("", "?"))
+        where = f"node {n.meta['onnx_node'] or '<unnamed>'!r} ({domain or 'ai.onnx'}::{op})"
+    else:
+        where = f"fx node {n.name!r}" if n is not None else "the model"
+    return ConversionError(f"running {where} failed: {type(exc).__name__}: {exc}")
+
+
 def _annotate(fx_node: fx.Node, node: ir.Node) -> None:
     """Keep the ONNX node's identity on the fx node (name, op, metadata such as scopes)."""
     fx_node.meta["onnx_node"] = node.name
@@ -751,6 +843,8 @@ def import_plan(plan: ImportPlan, **options: Any) -> OnnxModule:
                 t = dtypes.tensor_from_ir(v.const_value)
             except OnnxportError as exc:
                 raise ConversionError(f"initializer {v.name!r}: {exc}") from exc
+            if isinstance(v.const_value, ir.ExternalTensor):
+                v.const_value.release()  # unmap the file's pages now that torch holds a copy (peak memory)
             state.static[v] = t
             state.from_init.add(v)
     builder = _GraphBuilder(state, graph)
@@ -764,6 +858,8 @@ def import_plan(plan: ImportPlan, **options: Any) -> OnnxModule:
     builder.fx.output(outs[0] if len(outs) == 1 else tuple(outs))
     info = {
         "inputs": [input_spec(v) for v in graph.inputs],
+        # the sanitized, unique argument names of forward(), accepted as keywords too
+        "input_args": [builder.env[v].target for v in graph.inputs],
         "outputs": [v.name for v in graph.outputs],
         "output_dtypes": [v.dtype for v in graph.outputs],
         "weights": dict(state.weights),
@@ -831,7 +927,17 @@ class TorchBackend(Backend, ExportSupport):
             out = module(*args)
         outs = list(out) if isinstance(out, tuple) else [out]
         kinds = getattr(module, "_onnx_info", {}).get("output_dtypes") or [None] * len(outs)
-        return [_to_py(o, k) for o, k in zip(outs, kinds)]
+        names = getattr(module, "_onnx_info", {}).get("outputs") or [str(i) for i in range(len(outs))]
+        result = []
+        for o, k, name in zip(outs, kinds, names):
+            if isinstance(o, torch.Tensor) and o.numel() * o.element_size() > _MAX_OUTPUT_BYTES:
+                raise ConversionError(f"output {name!r} has shape {tuple(o.shape)}: "
+                                      f"{o.numel() * o.element_size()} bytes do not fit in memory")
+            try:
+                result.append(_to_py(o, k))
+            except (MemoryError, ValueError, RuntimeError) as exc:
+                raise ConversionError(f"output {name!r} cannot be read as numpy: {exc}") from exc
+        return result
 
 
 def _to_py(o: Any, onnx_dtype: Any = None) -> Any:

@@ -12,6 +12,11 @@ from jax import lax
 
 from onnxport import importer
 
+#: testkit tolerances beyond the float32 default (rtol 1e-5, atol 1e-6): op -> dtype -> (rtol, atol, reason)
+TEST_TOLERANCES = {
+    "LinearAttention": {"float32": (5e-4, 1e-4, "the state accumulates over the sequence in another order than onnxruntime's kernel (measured 1.6e-4 relative, 1.2e-4 absolute)")},
+}
+
 _RULES = ("linear", "gated", "delta", "gated_delta")
 
 

@@ -74,7 +74,15 @@ def random_uniform_like(ctx, x, *, dtype, high, low, seed):
     return _uniform(ctx, x.shape, _float(ctx, dtype, x), low, high, seed)
 
 
-@importer("Bernoulli", since=22)
+_P = np.array([[0.0, 1.0, 1.0], [1.0, 0.0, 0.0]], np.float32)
+
+
+# probabilities 0 and 1 have one outcome, compared exactly; the distribution is tested in
+# tests/jax/test_import_random.py (the official node cases hold numpy's draws)
+@importer("Bernoulli", since=22, cases=[
+    ImportCase((_P,), {"seed": 3.0}, expected=(_P,), name="certain"),
+    ImportCase((_P,), {"dtype": 6, "seed": 1.0}, expected=(_P.astype(np.int32),), name="int32_out"),
+])
 def bernoulli(ctx, x, *, dtype, seed):
     """1 with probability ``x`` (elementwise), in ``dtype`` (default: the input's)."""
     out = np_dtype(dtype, x.dtype)

@@ -13,6 +13,11 @@ import numpy as np
 
 from onnxport import ImportCase, importer
 
+#: testkit tolerances beyond the float32 default (rtol 1e-5, atol 1e-6): op -> dtype -> (rtol, atol, reason)
+TEST_TOLERANCES = {
+    "RoiAlign": {"float32": (2e-4, 1e-4, "the official node case's expected values are written to 4 decimals (measured |diff| 5e-5..8e-5)")},
+}
+
 
 def _wide(dtype):
     return jnp.float64 if dtype == jnp.float64 else jnp.float32

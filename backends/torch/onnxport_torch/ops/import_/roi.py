@@ -9,6 +9,11 @@ import torch
 
 from onnxport import ImportCase, importer
 
+#: testkit tolerances beyond the float32 default (rtol 1e-5, atol 1e-6): op -> dtype -> (rtol, atol, reason)
+TEST_TOLERANCES = {
+    "RoiAlign": {"float32": (2e-4, 1e-4, "the official node case's expected values are written to 4 decimals (measured |diff| 5e-5..8e-5)")},
+}
+
 
 def _axis_samples(start: float, size: float, bins: int, grid: int, limit: int, device):
     """Sample positions along one axis: low/high indices, their weights and validity [bins*grid]."""

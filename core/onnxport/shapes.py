@@ -1,0 +1,144 @@
+"""ONNX shape inference on an IR model: linear in its size, bounded, and strict about lies.
+
+A declared type (graph output, ``value_info``) that contradicts what the graph computes is
+refused with a :class:`ModelError` naming the value; ``strict=False`` loads such a model with a
+warning. Other inference failures (ops without inference, unknown domains) are not errors: the
+primitives handle unknown shapes.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Iterator
+
+import onnx
+import onnx_ir as ir
+
+from .errors import ModelError
+
+#: initializers larger than this are passed to inference as typed inputs, without their data
+_INLINE_BYTES = 1000
+#: a declared dimension past this turns data propagation off (it would materialize such shapes)
+_DATA_PROP_DIM = 1 << 24
+_CONTRADICTION = re.compile(r"(differs from existing|Inferred shape and existing shape differ|"
+                            r"existing elem type|type mismatch|has inconsistent type)", re.IGNORECASE)
+
+
+def _graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
+    yield graph
+    for n in graph.node:
+        for a in n.attribute:
+            if a.HasField("g"):
+                yield from _graphs(a.g)
+            for g in a.graphs:
+                yield from _graphs(g)
+
+
+def _ir_graphs(graph: ir.Graph) -> Iterator[ir.Graph]:
+    yield graph
+    for node in graph:
+        for attr in node.attributes.values():
+            if attr.type == ir.AttributeType.GRAPH:
+                yield from _ir_graphs(attr.value)
+            elif attr.type == ir.AttributeType.GRAPHS:
+                for g in attr.value:
+                    yield from _ir_graphs(g)
+
+
+def _proto(model: ir.Model) -> onnx.ModelProto:
+    """The model without large initializer data (those become typed graph inputs)."""
+    graph = model.graph
+    original_inputs = list(graph.inputs)
+    present = set(original_inputs)
+    removed: list[tuple[ir.Value, ir.TensorProtocol | None]] = []
+    for v in list(graph.initializers.values()):
+        tensor = v.const_value
+        if tensor is not None:
+            v.shape = v.shape if v.shape is not None else tensor.shape
+            v.dtype = v.dtype if v.dtype is not None else tensor.dtype
+        if v not in present:
+            graph.inputs.append(v)
+            present.add(v)
+        if tensor is None or tensor.nbytes > _INLINE_BYTES:
+            removed.append((v, tensor))
+            v.const_value = None
+            graph.initializers.pop(v.name)
+    try:
+        return ir.serde.serialize_model(model)
+    finally:
+        graph.inputs.clear()
+        graph.inputs.extend(original_inputs)
+        for v, tensor in removed:
+            v.const_value = tensor
+            if tensor is not None:
+                graph.register_initializer(v)
+            else:
+                graph.initializers[v.name] = v
+
+
+def _huge_dims(proto: onnx.ModelProto) -> bool:
+    for g in _graphs(proto.graph):
+        for vi in (*g.input, *g.output, *g.value_info):
+            for d in vi.type.tensor_type.shape.dim:
+                if d.HasField("dim_value") and d.dim_value > _DATA_PROP_DIM:
+                    return True
+    return False
+
+
+def _merge(model: ir.Model, inferred: onnx.ModelProto) -> None:
+    values: dict[str, ir.Value] = {}
+    for g in (*_ir_graphs(model.graph),):
+        for v in g.inputs:
+            values.setdefault(v.name, v)
+        for node in g:
+            for v in node.outputs:
+                if v.name:
+                    values.setdefault(v.name, v)
+    for g in _graphs(inferred.graph):
+        for vi in (*g.input, *g.value_info, *g.output):
+            v = values.get(vi.name)
+            if v is None or not vi.type.HasField("tensor_type"):
+                continue
+            got = ir.serde.deserialize_value_info_proto(vi, None)
+            if got.shape is not None and got.shape != v.shape:
+                v.shape = got.shape
+            if got.dtype is not None and got.dtype != v.dtype:
+                v.dtype = got.dtype
+
+
+def _forget_declared(model: ir.Model, proto: onnx.ModelProto) -> None:
+    for g in _graphs(proto.graph):
+        del g.value_info[:]
+    for g in _ir_graphs(model.graph):
+        outputs = set(g.outputs)
+        for node in g:
+            for v in node.outputs:
+                if v not in outputs:
+                    v.type = None
+                    v.shape = None
+
+
+def infer_shapes(model: ir.Model, strict: bool = True) -> None:
+    """Fill in dtypes and shapes; refuse (``strict``) or warn about declared types the graph contradicts."""
+    try:
+        proto = _proto(model)
+    except Exception:  # noqa: BLE001 - a model onnx-ir cannot serialize gets no inferred shapes
+        return
+    data_prop = not _huge_dims(proto)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(proto, check_type=True, strict_mode=True, data_prop=data_prop)
+    except Exception as exc:  # noqa: BLE001 - see below: only contradictions are the model's fault
+        message = str(exc)
+        if _CONTRADICTION.search(message):
+            text = f"the model declares a type the graph contradicts: {message.strip()[:600]}"
+            if strict:
+                raise ModelError(text + " (import with strict=False to load it anyway)") from exc
+            warnings.warn(text + "; the declared types of intermediate values are ignored", stacklevel=3)
+            _forget_declared(model, proto)  # what the graph computes wins: no value is cast to a lie
+        try:
+            inferred = onnx.shape_inference.infer_shapes(proto, check_type=False, strict_mode=False,
+                                                         data_prop=data_prop)
+        except Exception:  # noqa: BLE001 - inference is a best-effort aid; primitives handle unknowns
+            return
+    _merge(model, inferred)
