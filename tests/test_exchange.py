@@ -75,8 +75,27 @@ def jax_models() -> list[tuple[str, Any, tuple[Any, ...]]]:
     ]
 
 
+def tensorflow_models() -> list[tuple[str, Any, tuple[Any, ...]]]:
+    import keras
+
+    rng = np.random.default_rng(0)
+
+    def rand(*shape: int) -> np.ndarray:
+        return rng.standard_normal(shape).astype("float32")
+
+    mlp = keras.Sequential([keras.Input((6,)), keras.layers.Dense(16, activation="relu"), keras.layers.Dense(3)])
+    cnn = keras.Sequential([keras.Input((8, 8, 3)), keras.layers.Conv2D(4, 3, padding="same", activation="relu"),
+                            keras.layers.MaxPooling2D(), keras.layers.Flatten(), keras.layers.Dense(5)])
+    inp = keras.Input((8,))
+    fc = keras.layers.Dense(8)  # one weight used twice
+    residual = keras.Model(inp, keras.activations.relu(fc(keras.activations.relu(fc(inp))) + inp))
+    return [("mlp", mlp, (rand(2, 6),)), ("cnn", cnn, (rand(2, 8, 8, 3),)), ("residual", residual, (rand(4, 8),))]
+
+
 #: per source framework, the model set and how to run a model natively -> numpy outputs
-SOURCES: dict[str, Callable[[], list[tuple[str, Any, tuple[Any, ...]]]]] = {"torch": torch_models, "jax": jax_models}
+SOURCES: dict[str, Callable[[], list[tuple[str, Any, tuple[Any, ...]]]]] = {
+    "torch": torch_models, "jax": jax_models, "tensorflow": tensorflow_models,
+}
 
 
 def _native(framework: str, model: Any, args: tuple[Any, ...]) -> list[np.ndarray]:
@@ -89,6 +108,9 @@ def _native(framework: str, model: Any, args: tuple[Any, ...]) -> list[np.ndarra
     if framework == "jax":
         out = model(*args)
         return [np.asarray(o) for o in (out if isinstance(out, tuple) else (out,))]
+    if framework == "tensorflow":
+        out = model(*args, training=False)
+        return [np.asarray(o) for o in (out if isinstance(out, (tuple, list)) else (out,))]
     raise NotImplementedError(framework)
 
 

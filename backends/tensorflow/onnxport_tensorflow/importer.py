@@ -595,8 +595,12 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
                    None if seed is None else int(seed), name=_var_name(graph.name or "onnx_model"))
 
 
-class TensorflowBackend(Backend):
-    """The TensorFlow backend: ONNX -> :class:`TfModel` (a ``tf.Module``)."""
+from .exporter import ExportSupport  # noqa: E402  (tfexport: the export side)
+
+
+class TensorflowBackend(ExportSupport, Backend):
+    """The TensorFlow backend: ONNX -> :class:`TfModel` (a ``tf.Module``); Keras / TF -> ONNX
+    (:class:`~onnxport_tensorflow.exporter.ExportSupport`)."""
 
     name = "tensorflow"
 

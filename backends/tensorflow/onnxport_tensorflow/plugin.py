@@ -22,4 +22,8 @@ def onnxport_backend_for(obj: Any) -> str | None:
     tf = sys.modules.get("tensorflow")
     if tf is not None and isinstance(obj, (tf.Module, tf.types.experimental.GenericFunction)):
         return "tensorflow"
+    # export side (tfexport): Keras 3 layers and models are no tf.Module
+    keras = sys.modules.get("keras")
+    if tf is not None and keras is not None and isinstance(obj, keras.layers.Layer):
+        return "tensorflow"
     return None
