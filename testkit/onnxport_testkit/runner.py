@@ -412,6 +412,9 @@ def run_sample_roundtrip(backend_name: str, prim: Any, index: int) -> None:
     def go() -> None:
         proto, inputs, _, ready = _export_sample(backend_name, sample, target=prim.target)
         expected = native_outputs(backend_name, ready)
+        missing = missing_ops(backend_name, [(n.domain, n.op_type) for n in proto.graph.node])
+        if missing:  # the backend exports this sample but cannot import all it emits yet
+            pytest.skip(f"not registered in {backend_name}: {', '.join(missing)}")
         imported = onnxport.import_model(proto, backend=backend_name)
         actual = list(backend.run(imported, inputs))
         _compare_all([o.name for o in proto.graph.output], expected, actual, rtol=sample.rtol, atol=sample.atol)

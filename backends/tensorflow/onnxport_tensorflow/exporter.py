@@ -1,0 +1,652 @@
+"""TensorFlow / Keras -> ONNX: the concrete function's graph, then one export primitive per TF op.
+
+The flow: the object (a Keras model or layer, a ``tf.function``, a ``tf.Module`` whose
+``__call__`` is a ``tf.function``) is traced with ``get_concrete_function`` on input specs built
+from the example inputs (dim 0 left unknown unless ``dynamic_shapes`` says otherwise) -> a check
+that every TF op has a primitive (one error lists them all) -> a walk of the graph's operations
+in order, calling the primitive registered for each op type with a :class:`TFGraph` as ``g`` ->
+the layout pass (:func:`onnxport.transpose.push_transposes`: Transposes pushed through
+elementwise ops until pairs cancel) -> the core's export pipeline (:func:`onnxport.export.finish`:
+optimizer, down-adaptation, opset check) -> an ``onnx_ir.Model``.
+
+Variables become initializers named by their Keras weight paths (``dense/kernel``: the root
+model's own name is left out) or, for plain ``tf.Variable``\\ s, their names; one variable is one
+initializer however often it is read. Keras layers that have a layer primitive (LSTM, GRU,
+Bidirectional, BatchNormalization: :mod:`.layers`) are exported whole, from their weights: the
+ops their call traced need no primitives.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import onnx_ir as ir
+import tensorflow as tf
+
+import onnxport
+from onnxport import export as _export
+from onnxport.build import Builder
+from onnxport.errors import ConversionError, InputError, UnsupportedOpError
+
+from . import layers as _layers
+
+#: TF ops the walk handles itself (graph plumbing, no ONNX node).
+_PLUMBING = {"Placeholder", "Const", "NoOp", "ReadVariableOp", "Identity", "IdentityN", "StopGradient",
+             "PreventGradient", "Snapshot"}
+
+#: meta key of an initializer stored in an ONNX op's layout (and how to undo it)
+_LAYOUT_KEY = "onnxport.tensorflow.layout"
+
+#: the prefix of layer-primitive targets in the registry (``keras.layers.LSTM``)
+LAYER_PREFIX = "keras.layers."
+
+#: graph input / value names: what ONNX and our importers accept
+_NAME = re.compile(r"[^A-Za-z0-9_./:-]")
+
+
+def onnx_dtype(dtype: Any) -> ir.DataType:
+    """The ONNX element type of a TF dtype."""
+    dt = tf.as_dtype(dtype)
+    if dt == tf.bfloat16:
+        return ir.DataType.BFLOAT16
+    if dt == tf.string:
+        return ir.DataType.STRING
+    try:
+        return ir.DataType.from_numpy(np.dtype(dt.as_numpy_dtype))
+    except Exception as exc:
+        raise ConversionError(f"TF dtype {dt.name} has no ONNX counterpart") from exc
+
+
+class TFGraph(Builder):
+    """The ``g`` a TensorFlow export primitive receives: the core builder plus TF helpers."""
+
+    def __init__(self, opset: int, *, name: str = "main_graph", parent: TFGraph | None = None,
+                 converter: _Converter | None = None):
+        super().__init__(opset, name=name, parent=parent)
+        self.converter = converter if converter is not None else (parent.converter if parent else None)
+        #: the TF operation being converted
+        self.tf_op: tf.Operation | None = None
+
+    # -- what the traced op says ----------------------------------------------------------------
+    def attr(self, name: str, default: Any = None) -> Any:
+        """The current op's attribute ``name`` (bytes decoded), or ``default`` when it has none."""
+        try:
+            value = self.tf_op.get_attr(name)
+        except (ValueError, AttributeError):
+            return default
+        if isinstance(value, bytes):
+            return value.decode()
+        if isinstance(value, list):
+            return [v.decode() if isinstance(v, bytes) else v for v in value]
+        return value
+
+    def static(self, i: int) -> np.ndarray | None:
+        """The value of the current op's ``i``-th input when TF knows it at trace time."""
+        return self.converter.static(self.tf_op.inputs[i])
+
+    def static_ints(self, i: int) -> list[int]:
+        """The ``i``-th input as a list of ints; an error when it is not known at trace time."""
+        value = self.static(i)
+        if value is None:
+            raise self.error(f"input {i} ({self.tf_op.inputs[i].name}) must be a trace-time constant")
+        return [int(v) for v in np.asarray(value).reshape(-1)]
+
+    def out_dtype(self, i: int = 0) -> ir.DataType:
+        return onnx_dtype(self.tf_op.outputs[i].dtype)
+
+    def out_shape(self, i: int = 0) -> list[int | None] | None:
+        shape = self.tf_op.outputs[i].shape
+        return None if shape.rank is None else list(shape.as_list())
+
+    def in_shape(self, i: int) -> list[int | None] | None:
+        shape = self.tf_op.inputs[i].shape
+        return None if shape.rank is None else list(shape.as_list())
+
+    def error(self, message: str) -> ConversionError:
+        """An error naming the current op, its type and the graph."""
+        op = self.tf_op
+        where = f"{op.type} (op {op.name!r})" if op is not None else "?"
+        return ConversionError(f"exporting TF {where}: {message}")
+
+    # -- value helpers (rank, axis, dim_size: the core Builder's) ---------------------------------
+    def nchw(self, x: ir.Value, nd: int) -> ir.Value:
+        """A channels-last value as channels-first (a Transpose the layout pass may cancel)."""
+        return self.op("Transpose", x, perm=[0, nd + 1] + list(range(1, nd + 1)))
+
+    def nhwc(self, x: ir.Value, nd: int) -> ir.Value:
+        """A channels-first value as channels-last."""
+        return self.op("Transpose", x, perm=[0] + list(range(2, nd + 2)) + [1])
+
+    def weight(self, w: ir.Value, tag: str, numpy_fn: Callable[[np.ndarray], np.ndarray],
+               onnx_fn: Callable[[ir.Value], ir.Value]) -> ir.Value:
+        """``w`` in the layout an ONNX op wants (a Conv kernel HWIO -> OIHW ...).
+
+        A variable's initializer read here first is stored in that layout (same name, no node);
+        a constant gets a converted constant; anything else goes through ``onnx_fn``'s nodes."""
+        if w.meta.get(_LAYOUT_KEY) == tag:
+            return w
+        root = self.parent if self.parent is not None else self
+        if root._initializers.get(w.name) is w and not w.uses() and _LAYOUT_KEY not in w.meta:
+            arr = np.ascontiguousarray(numpy_fn(w.const_value.numpy()))
+            w.const_value = ir.tensor(arr, name=w.name)
+            w.shape = ir.Shape(list(arr.shape))
+            w.meta[_LAYOUT_KEY] = tag
+            return w
+        producer = w.producer()
+        if producer is not None and producer.op_type == "Constant" and w.const_value is not None:
+            return self.const(numpy_fn(w.const_value.numpy()))
+        if _LAYOUT_KEY in w.meta:
+            raise self.error(f"weight {w.name!r} is read in two layouts ({w.meta[_LAYOUT_KEY]!r} and {tag!r})")
+        return onnx_fn(w)
+
+
+class _Converter:
+    """Walks a concrete function's graph and calls the export primitives."""
+
+    def __init__(self, cf: Any, registry: Any, variables: dict[int, tuple[str, Any]],
+                 layer_calls: list[_layers.LayerCall]):
+        self.cf = cf
+        self.graph = cf.graph
+        self.registry = registry
+        #: id(resource handle) -> (initializer name, variable)
+        self.variables = variables
+        self.layer_calls = layer_calls
+        self.used_targets: set[str] = set()
+        #: the layer call a layer primitive is exporting
+        self.current_call: _layers.LayerCall | None = None
+        self._static: dict[str, np.ndarray | None] = {}
+        self._plan: tuple[set[str], dict[str, list[_layers.LayerCall]]] | None = None
+        self._resources: dict[str, tuple[str, Any]] = {}
+        for external, internal in self.graph.captures:
+            hit = variables.get(id(external))
+            if hit is not None:
+                self._resources[internal.name] = hit
+
+    # -- constants and variables -------------------------------------------------------------------
+    def variable_of(self, var: Any) -> tuple[str, Any]:
+        """``(initializer name, variable)`` of a Keras or TF variable the traced function reads."""
+        inner = getattr(var, "value", var) if not isinstance(var, tf.Variable) else var
+        handle = getattr(inner, "handle", None)
+        hit = self.variables.get(id(handle)) if handle is not None else None
+        if hit is None:
+            raise ConversionError(f"variable {getattr(var, 'path', var)!r} is not one the exported object holds")
+        return hit
+
+    def static(self, t: tf.Tensor) -> np.ndarray | None:
+        if t.name not in self._static:
+            try:
+                value = tf.get_static_value(t)
+            except Exception:
+                value = None
+            self._static[t.name] = None if value is None else np.asarray(value)
+        return self._static[t.name]
+
+    def variable_value(self, g: TFGraph, variable: Any) -> ir.Value:
+        """The variable's initializer (one per variable). A read of a variable whose initializer
+        a primitive stored in another layout is an error (the exporter never mixes them)."""
+        name, var = variable
+        if id(var) in g._init_keys:
+            value = g._init_keys[id(var)]
+            if _LAYOUT_KEY in value.meta:
+                raise ConversionError(
+                    f"variable {name!r} is read both as a {value.meta[_LAYOUT_KEY]} weight and as a plain tensor")
+            return value
+        arr = var.numpy() if hasattr(var, "numpy") else np.asarray(var)
+        return g.initializer(name, ir.tensor(np.ascontiguousarray(arr), name=name), key=id(var))
+
+    # -- the walk -------------------------------------------------------------------------------
+    def run(self, g: TFGraph, input_names: list[str], shapes: list[list[int | str | None]],
+            output_names: list[str]) -> None:
+        env: dict[str, Any] = {}
+        placeholders = [t for t in self.graph.inputs if t.name not in self._resources and t.dtype != tf.resource]
+        if len(placeholders) != len(shapes):
+            raise ConversionError(f"the traced function takes {len(placeholders)} tensor inputs, "
+                                  f"{len(shapes)} were given")
+        for t, name, shape in zip(placeholders, input_names, shapes):
+            env[t.name] = g.input(name, onnx_dtype(t.dtype), shape)
+        skip, emit_at = self.plan()
+        for op in self.graph.get_operations():
+            for call in emit_at.get(op.name, ()):
+                self.emit_layer(g, call, env)
+            if op.name in skip:
+                continue
+            self.convert(g, op, env)
+        outs = [self.value(g, t, env) for t in self.cf.outputs]
+        for value, name in zip(outs, output_names):
+            g.output(value, name)
+
+    def value(self, g: TFGraph, t: tf.Tensor, env: dict[str, Any]) -> ir.Value:
+        """The IR value of a TF tensor (constants made on first use)."""
+        hit = env.get(t.name)
+        if isinstance(hit, ir.Value):
+            return hit
+        if hit is not None:
+            return hit(g)
+        arr = self.static(t)
+        if arr is not None and t.dtype != tf.resource:
+            v = g.const(arr, onnx_dtype(t.dtype)) if arr.dtype != object else None
+            if v is not None:
+                return v
+        raise ConversionError(f"TF tensor {t.name!r} has no exported value (made by {t.op.type})")
+
+    def convert(self, g: TFGraph, op: tf.Operation, env: dict[str, Any]) -> None:
+        kind = op.type
+        if kind in ("NoOp",) or (kind == "Placeholder"):
+            return
+        if kind == "Const":
+            return  # made on first use by value()
+        if kind == "ReadVariableOp":
+            res = op.inputs[0].name
+            hit = self._resources.get(res)
+            if hit is None:
+                raise ConversionError(f"ReadVariableOp {op.name!r} reads {res!r}, which is no captured variable")
+            env[op.outputs[0].name] = lambda gg, hit=hit: self.variable_value(gg, hit)
+            return
+        if kind == "IdentityN":  # custom gradients (Keras swish): output i is input i
+            for src, out in zip(op.inputs, op.outputs):
+                hit = env.get(src.name)
+                env[out.name] = hit if hit is not None else (lambda gg, t=src: self.value(gg, t, env))
+            return
+        if kind in ("Identity", "StopGradient", "PreventGradient", "Snapshot"):
+            src = op.inputs[0]
+            hit = env.get(src.name)
+            env[op.outputs[0].name] = hit if hit is not None else (lambda gg, t=src: self.value(gg, t, env))
+            return
+        prim = self.registry.find_export("tensorflow", kind)
+        if prim is None:
+            raise UnsupportedOpError(f"no export primitive for TF op {kind} ({op.name!r})",
+                                     [("tensorflow", kind, 0, [op.name])])
+        self.used_targets.add(kind)
+        g.tf_op = op
+        ins = [self.value(g, t, env) if t.dtype != tf.resource else None for t in op.inputs
+               if not _control(t)]
+        with g.scope(_node_name(op.name), {"tf_op_type": kind}):
+            try:
+                out = prim.fn(g, *ins)
+            except (ConversionError, UnsupportedOpError):
+                raise
+            except Exception as exc:
+                raise g.error(f"{type(exc).__name__}: {exc}") from exc
+        self.bind(g, op.outputs, out, env)
+
+    def bind(self, g: TFGraph, tensors: Sequence[tf.Tensor], out: Any, env: dict[str, Any]) -> None:
+        outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        for t, v in zip(tensors, outs):
+            if v is None:
+                continue
+            if not isinstance(v, ir.Value):
+                raise ConversionError(f"the primitive of {t.op.type} returned {type(v).__name__} for {t.name}")
+            annotate(v, t)
+            env[t.name] = v
+
+    def emit_layer(self, g: TFGraph, call: _layers.LayerCall, env: dict[str, Any]) -> None:
+        target = LAYER_PREFIX + call.kind
+        prim = self.registry.find_export("tensorflow", target)
+        self.used_targets.add(target)
+        g.tf_op = None
+        self.current_call = call
+        ins = [self.value(g, t, env) for t in call.inputs]
+        with g.scope(call.layer.name, {"keras_layer": type(call.layer).__name__}):
+            out = prim.fn(g, call.layer, *ins)
+        self.bind(g, call.outputs, out, env)
+
+    def plan(self) -> tuple[set[str], dict[str, list[_layers.LayerCall]]]:
+        """The ops not converted and where layer calls are emitted (computed once)."""
+        if self._plan is None:
+            self._plan = _layers.plan(self.layer_calls, self.graph, list(self.cf.outputs))
+        return self._plan
+
+    # -- checks --------------------------------------------------------------------------------------
+    def missing(self) -> dict[str, list[str]]:
+        """TF op types without a primitive (outside layers exported whole), with op names."""
+        skip, _ = self.plan()
+        out: dict[str, list[str]] = {}
+        for op in self.graph.get_operations():
+            if op.name in skip or op.type in _PLUMBING:
+                continue
+            if self.registry.find_export("tensorflow", op.type) is None:
+                out.setdefault(op.type, []).append(op.name)
+        return out
+
+
+def _control(t: Any) -> bool:
+    return False
+
+
+def _node_name(name: str) -> str:
+    """TF op names without the ``_1`` suffixes re-entered name scopes get."""
+    return re.sub(r"_\d+(?=/)", "", name)
+
+
+def annotate(value: ir.Value, t: tf.Tensor) -> None:
+    """Give a produced value the TF tensor's element type and static shape."""
+    if t.dtype == tf.resource or t.dtype == tf.variant:
+        return
+    value.dtype = onnx_dtype(t.dtype)
+    if t.shape.rank is not None:
+        value.shape = ir.Shape(list(t.shape.as_list()))
+
+
+# -- the objects we export --------------------------------------------------------------------------
+def _is_keras(obj: Any) -> bool:
+    keras = __import__("sys").modules.get("keras")
+    return keras is not None and isinstance(obj, keras.layers.Layer)
+
+
+def _traceable(obj: Any) -> tuple[Callable[..., Any], Any]:
+    """``(function to wrap in tf.function, the object whose variables are named)``."""
+    if _is_keras(obj):
+        return (lambda *a: obj(*a, training=False)), obj
+    call = obj.__call__ if callable(obj) else None
+    if isinstance(obj, tf.Module) and hasattr(call, "get_concrete_function"):
+        return call, obj
+    if hasattr(obj, "get_concrete_function"):  # a tf.function
+        return obj, None
+    if isinstance(obj, tf.Module) or callable(obj):
+        return obj, obj if isinstance(obj, tf.Module) else None
+    raise InputError(f"export_model exports a Keras model, a tf.function or a tf.Module, not {type(obj).__name__}")
+
+
+def variable_names(obj: Any, fn: Any) -> dict[int, tuple[str, Any]]:
+    """id(resource handle) -> (initializer name, variable) for the variables ``obj`` holds."""
+    found: list[tuple[str, Any]] = []
+    if _is_keras(obj):
+        prefix = f"{obj.name}/"
+        for v in obj.variables:
+            path = getattr(v, "path", None) or v.name
+            if path.startswith(prefix) and hasattr(obj, "layers"):
+                path = path[len(prefix):]
+            found.append((path, getattr(v, "value", v)))
+    holders = [obj] if isinstance(obj, tf.Module) and not _is_keras(obj) else []
+    holders += [h for h in (getattr(fn, "__self__", None),) if isinstance(h, tf.Module)]
+    for holder in holders:
+        named = getattr(holder, "weights", None)
+        if isinstance(named, dict) and all(isinstance(v, tf.Variable) for v in named.values()):
+            found.extend(named.items())  # a module imported from ONNX: its initializer names
+            continue
+        try:
+            held = list(holder.variables)
+        except Exception:  # a module whose attributes tf.Module cannot walk: the trace's captures name them
+            held = []
+        for v in held:
+            found.append((v.name.split(":")[0], v))
+    out: dict[int, tuple[str, Any]] = {}
+    taken: set[str] = set()
+    for name, var in found:
+        handle = getattr(var, "handle", None)
+        if handle is None or id(handle) in out:
+            continue
+        base, i = name, 0
+        while name in taken:
+            i += 1
+            name = f"{base}_{i}"
+        taken.add(name)
+        out[id(handle)] = (name, var)
+    return out
+
+
+def _closure_variables(cf: Any, known: dict[int, tuple[str, Any]]) -> None:
+    """Captured variables of ``cf`` no holder named (closed over by a plain tf.function)."""
+    for var in getattr(cf, "variables", ()) or ():
+        handle = getattr(var, "handle", None)
+        if handle is not None and id(handle) not in known:
+            name = var.name.split(":")[0]
+            taken = {n for n, _ in known.values()}
+            base, i = name, 0
+            while name in taken:
+                i += 1
+                name = f"{base}_{i}"
+            known[id(handle)] = (name, var)
+
+
+def _as_tensors(example_inputs: Any) -> tuple[Any, ...]:
+    if isinstance(example_inputs, tuple):
+        args = example_inputs
+    elif isinstance(example_inputs, list):
+        args = tuple(example_inputs)
+    else:
+        args = (example_inputs,)
+    return tuple(tf.convert_to_tensor(a) for a in args)
+
+
+def _input_shapes(args: Sequence[tf.Tensor], dynamic_shapes: Any, nchw: Sequence[int]) -> list[list[int | str | None]]:
+    """Per input: ONNX dims (symbolic names as strings). Dim 0 is ``batch`` unless told otherwise."""
+    if dynamic_shapes is None:
+        specs: list[Any] = [{0: "batch"} if a.shape.rank else None for a in args]
+    else:
+        specs = list(dynamic_shapes) + [None] * (len(args) - len(dynamic_shapes))
+    out = []
+    for a, spec in zip(args, specs):
+        dims: list[int | str | None] = list(a.shape.as_list())
+        items = spec.items() if isinstance(spec, dict) else enumerate(spec or ())
+        for axis, name in items:
+            if name is not None:
+                dims[axis] = name if isinstance(name, str) else getattr(name, "__name__", f"d{axis}")
+        out.append(dims)
+    return out
+
+
+def export_model(
+    obj: Any,
+    example_inputs: Any = (),
+    *,
+    opset: int | None = None,
+    dynamic_shapes: Sequence[dict[int, str] | None] | None = None,
+    inputs_as_nchw: Sequence[int | str] = (),
+    **options: Any,
+) -> ir.Model:
+    """Export a Keras model or layer, a ``tf.function`` or a ``tf.Module`` to an ONNX IR model.
+
+    :param obj: what to export; Keras models run with ``training=False``.
+    :param example_inputs: a tensor (or array) or a tuple of positional inputs.
+    :param opset: the default-domain opset (:func:`onnxport.export.choose_opset`).
+    :param dynamic_shapes: per input, a dict from axis to a symbolic dim name (``{0: "batch"}``);
+        default: dim 0 of every input is ``batch``. ``()``/``[None, ...]`` for static shapes.
+    :param inputs_as_nchw: graph inputs (by position or name) given channels-first: the ONNX
+        input is NCHW and transposed to the model's NHWC inside (the Transpose cancels against the
+        first Conv's).
+    :param options: the core's export options (:class:`onnxport.export.ExportOptions`):
+        ``optimize`` (fold constants, cancel Transposes, drop no-ops; default True),
+        ``fold_batchnorm``, ``input_names`` (default: the Keras Input layers' or the traced
+        function's argument names), ``output_names`` (default ``output_0`` ...; dict outputs: keys).
+        ``functions=True`` is not supported by this exporter yet.
+    """
+    from onnxport.plugins import registry
+
+    opts = _export.ExportOptions.from_kwargs(options)
+    if options:
+        raise InputError(f"unknown export options: {sorted(options)}")
+    if opts.functions:
+        raise InputError("functions=True is not supported by the tensorflow exporter yet")
+    opset = _export.choose_opset(opset if opset is not None else opts.opset)
+    opts.opset = opset
+    fn, holder = _traceable(obj)
+    args = _as_tensors(example_inputs)
+    if _is_keras(obj) and not obj.built:
+        obj(*args, training=False)  # variables are made eagerly, not inside the trace
+    shapes = _input_shapes(args, dynamic_shapes, ())
+    specs = [tf.TensorSpec([d if isinstance(d, int) else None for d in s], a.dtype) for a, s in zip(args, shapes)]
+    reg = registry()
+    layer_calls: list[_layers.LayerCall] = []
+    tf_fn = fn if hasattr(fn, "get_concrete_function") else tf.function(fn, autograph=False)
+    with _layers.recording(obj, reg, layer_calls):
+        try:
+            cf = tf_fn.get_concrete_function(*specs)
+        except Exception as exc:
+            if dynamic_shapes is not None or all(d is not None for sp in specs for d in sp.shape):
+                raise ConversionError(
+                    f"TensorFlow could not trace {type(obj).__qualname__}: {type(exc).__name__}: {exc}") from exc
+            # a function with a fixed input signature: its own (static) shapes
+            shapes = [list(a.shape.as_list()) for a in args]
+            specs = [tf.TensorSpec(a.shape, a.dtype) for a in args]
+            layer_calls.clear()
+            try:
+                cf = tf_fn.get_concrete_function(*specs)
+            except Exception as exc2:
+                raise ConversionError(
+                    f"TensorFlow could not trace {type(obj).__qualname__}: {type(exc2).__name__}: {exc2}") from exc2
+    variables = variable_names(holder, fn)
+    _closure_variables(cf, variables)
+    conv = _Converter(cf, reg, variables, layer_calls)
+    missing = conv.missing()
+    if missing:
+        lines = [f"  {kind}: {', '.join(names[:3])}" + (" ..." if len(names) > 3 else "")
+                 for kind, names in sorted(missing.items())]
+        raise UnsupportedOpError(
+            f"no tensorflow export primitive for {len(missing)} op(s) of this model:\n" + "\n".join(lines),
+            [("tensorflow", kind, 0, names) for kind, names in sorted(missing.items())],
+        )
+    names = _arg_names(cf, len(args), obj)
+    outs = _output_names(cf)
+    nchw = _nchw_positions(inputs_as_nchw, names)
+    onnx_shapes = [(_to_nchw(s) if i in nchw else s) for i, s in enumerate(shapes)]
+    g = TFGraph(opset, name=_NAME.sub("_", getattr(obj, "name", None) or type(obj).__name__), converter=conv)
+    if nchw:
+        _run_nchw(conv, g, names, onnx_shapes, outs, nchw)
+    else:
+        conv.run(g, names, onnx_shapes, outs)
+    model = g.model(producer="onnxport-tensorflow")
+    if opts.optimize:  # the layout pass first, on a folded graph; the core pipeline does the rest
+        from onnxport.optimize import optimize as _optimize
+        from onnxport.transpose import push_transposes
+
+        _optimize(model)
+        push_transposes(model)
+    return _export.finish(model, opts, backend="tensorflow", targets=conv.used_targets)
+
+
+def _arg_names(cf: Any, n: int, obj: Any = None) -> list[str]:
+    keras_inputs = getattr(obj, "inputs", None) if _is_keras(obj) else None
+    if isinstance(keras_inputs, (list, tuple)) and len(keras_inputs) == n:
+        names = [_NAME.sub("_", _keras_input_name(t) or f"input_{i}") for i, t in enumerate(keras_inputs)]
+        if len(set(names)) == n:
+            return names
+    names = []
+    for t in cf.graph.inputs[:n]:
+        base = _NAME.sub("_", t.name.split(":")[0])
+        names.append(base if base and not re.fullmatch(r"a_\d+", base) else f"input_{len(names)}")
+    return names
+
+
+def _keras_input_name(t: Any) -> str:
+    """The name of the Input layer behind a Keras functional input (``input_layer``)."""
+    history = getattr(t, "_keras_history", None)
+    op = getattr(history, "operation", None) if history is not None else None
+    return getattr(op, "name", None) or getattr(t, "name", "")
+
+
+def _output_names(cf: Any) -> list[str]:
+    structured = cf.structured_outputs
+    if isinstance(structured, dict) and len(structured) == len(cf.outputs):
+        return [_NAME.sub("_", str(k)) for k in tf.nest.flatten(list(structured.keys()))]
+    return ["output_0"] if len(cf.outputs) == 1 else [f"output_{i}" for i in range(len(cf.outputs))]
+
+
+def _nchw_positions(which: Sequence[int | str], names: list[str]) -> set[int]:
+    out = set()
+    for w in which:
+        if isinstance(w, str):
+            if w not in names:
+                raise InputError(f"inputs_as_nchw names {w!r}, which is not an input ({names})")
+            out.add(names.index(w))
+        else:
+            out.add(int(w))
+    return out
+
+
+def _to_nchw(shape: list[Any]) -> list[Any]:
+    if len(shape) < 3:
+        raise InputError(f"inputs_as_nchw needs inputs of rank 3 or more, got shape {shape}")
+    return [shape[0], shape[-1], *shape[1:-1]]
+
+
+def _run_nchw(conv: _Converter, g: TFGraph, names: list[str], shapes: list[list[Any]],
+              outs: list[str], nchw: set[int]) -> None:
+    """The walk with the chosen inputs given channels-first and transposed to NHWC inside."""
+    real_input = g.input
+    count = [0]
+
+    def input_hook(name: str, dtype: ir.DataType, shape: Any) -> ir.Value:
+        i = count[0]
+        count[0] += 1
+        v = real_input(name, dtype, shape)
+        if i not in nchw:
+            return v
+        nd = len(shape) - 2
+        t = g.nhwc(v, nd)
+        t.dtype = dtype
+        t.shape = ir.Shape([shape[0], *shape[2:], shape[1]])
+        return t
+
+    g.input = input_hook  # type: ignore[method-assign]
+    try:
+        conv.run(g, names, shapes, outs)
+    finally:
+        del g.input
+
+
+def run_sample(fn: Any, args: tuple[Any, ...], **options: Any) -> ir.Model:
+    """Export a sample's callable."""
+    return export_model(fn, args, **options)
+
+
+# -- testkit support (the backend object's export hooks, see onnxport_testkit.runner) -------------
+class ExportSupport:
+    """The TensorFlow backend's export side as the testkit calls it."""
+
+    name = "tensorflow"
+
+    def export_model(self, obj: Any, example_inputs: Any = (), **options: Any) -> ir.Model:
+        """:func:`export_model` (keyword inputs are not supported: ``example_kwargs`` must be empty)."""
+        if options.pop("example_kwargs", None):
+            raise InputError("the tensorflow exporter takes positional inputs only")
+        return export_model(obj, example_inputs, **options)
+
+    @staticmethod
+    def prepare_export_sample(sample: Any, target: str | None = None) -> tuple[Any, dict[str, Any]]:
+        """Dim 0 symbolic (``batch``) on the first input and on the inputs of its rank and batch size;
+        the others (a broadcast operand, gather indices) static."""
+        shapes = [np.shape(a) for a in sample.args]
+        if not shapes or not shapes[0]:
+            return sample, {"dynamic_shapes": [None] * len(shapes)}
+        first = shapes[0]
+        dyn = [{0: "batch"} if len(s) == len(first) and s[:1] == first[:1] and s[0] > 1 else None for s in shapes]
+        return sample, {"dynamic_shapes": dyn}
+
+    def check_exported_sample(self, prim: Any, sample: Any, model: ir.Model) -> None:
+        """The sample traced one of the TF ops (or Keras layers) its primitive is registered for."""
+        targets = {p.target for p in onnxport.registry().exports(self.name) if p.fn is prim.fn}
+        traced = model.meta.get(_export.targets_key(self.name), [])
+        assert targets & set(traced), f"the sample exercises none of {sorted(targets)}; traced: {traced}"
+
+    @staticmethod
+    def run_native(fn: Callable, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[np.ndarray]:
+        """The tensor leaves of ``fn``'s output (Keras layers with ``training=False``)."""
+        out = fn(*args, training=False, **kwargs) if _is_keras(fn) else fn(*args, **kwargs)
+        return [np.asarray(t) for t in tf.nest.flatten(out)]
+
+    @staticmethod
+    def check_roundtrip(sample: Any, imported: Any) -> None:
+        """Every variable of a Keras / TF sample comes back as a variable under its exported
+        name, with its value (weights stored in an ONNX layout, Conv kernels, keep their name)."""
+        fn, holder = _traceable(sample.fn)
+        ours = {name: var for name, var in variable_names(holder, fn).values()}
+        back = getattr(imported, "weights", None)
+        assert isinstance(back, dict), f"the imported {type(imported).__name__} has no weights dict"
+        missing = sorted(set(ours) - set(back))
+        assert not missing, f"variables {missing} are missing after the round trip; it has {sorted(back)}"
+        for name, var in ours.items():
+            want, got = np.asarray(var.numpy()), np.asarray(back[name].numpy())
+            if want.shape == got.shape:
+                np.testing.assert_array_equal(got, want, err_msg=f"variable {name!r} changed in the round trip")
+
+    @staticmethod
+    def to_numpy(x: Any) -> np.ndarray:
+        return np.asarray(x)
+
+    @staticmethod
+    def from_numpy(a: np.ndarray) -> Any:
+        return tf.convert_to_tensor(a)

@@ -1,0 +1,141 @@
+"""Keras layers exported whole: which calls the trace recorded, and which ops they replace.
+
+A layer primitive is registered as ``keras.layers.<Class>`` (``keras.layers.LSTM``) and called
+as ``fn(g, layer, *inputs)``. While the exporter traces, every layer of those exact classes has
+its ``call`` wrapped so that the call's input and output tensors are recorded; the ops between
+them (the LSTM's While loop, its TensorLists ...) are then skipped and the primitive emits the
+layer once, from its weights, where its first output is first read. A recorded call inside
+another (a Bidirectional's LSTMs) belongs to the outer one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Iterator
+from typing import Any
+
+import tensorflow as tf
+
+
+@dataclasses.dataclass
+class LayerCall:
+    """One traced call of a layer that has a layer primitive."""
+
+    layer: Any
+    kind: str
+    inputs: list[tf.Tensor]
+    outputs: list[tf.Tensor]
+    kwargs: dict[str, Any]
+
+
+def _sublayers(obj: Any) -> list[Any]:
+    keras = __import__("sys").modules.get("keras")
+    if keras is None or not isinstance(obj, keras.layers.Layer):
+        return []
+    return [obj] + [layer for layer in obj._flatten_layers(include_self=False, recursive=True)]
+
+
+@contextlib.contextmanager
+def recording(obj: Any, registry: Any, calls: list[LayerCall]) -> Iterator[None]:
+    """Wrap the ``call`` of each layer of ``obj`` whose class has a layer primitive."""
+    depth = [0]
+    wrapped = []
+    for layer in _sublayers(obj):
+        kind = type(layer).__name__
+        if not type(layer).__module__.startswith("keras"):
+            continue
+        if registry.find_export("tensorflow", f"keras.layers.{kind}") is None:
+            continue
+        if "call" in layer.__dict__:
+            continue
+        original = layer.call
+
+        def call(*args: Any, _layer: Any = layer, _kind: str = kind, _orig: Any = original, **kwargs: Any) -> Any:
+            depth[0] += 1
+            try:
+                out = _orig(*args, **kwargs)
+            finally:
+                depth[0] -= 1
+            if depth[0] == 0:
+                ins = [t for t in tf.nest.flatten(args[:1]) if isinstance(t, tf.Tensor)]
+                outs = [t for t in tf.nest.flatten(out) if isinstance(t, tf.Tensor)]
+                if ins and outs and all(hasattr(t, "graph") for t in ins + outs):
+                    calls.append(LayerCall(_layer, _kind, ins, outs, dict(kwargs)))
+            return out
+
+        object.__setattr__(layer, "call", call)
+        wrapped.append(layer)
+    try:
+        yield
+    finally:
+        for layer in wrapped:
+            object.__delattr__(layer, "call")
+
+
+def plan(calls: list[LayerCall], graph: Any, outputs: list[Any]) -> tuple[set[str], dict[str, list[LayerCall]]]:
+    """``(names of ops not to convert, op name -> the layer calls emitted just before it)``.
+
+    Not converted: ops the outputs do not depend on (Keras traces a recurrent cell once outside
+    its loop, for shapes) and the ops of each recorded layer call. An op of a call whose result
+    a live op outside it reads (a shape shared with other code) is kept.
+    """
+    ops = graph.get_operations()
+    live: set[str] = set()
+    stack = [t.op for t in outputs]
+    while stack:
+        op = stack.pop()
+        if op.name in live:
+            continue
+        live.add(op.name)
+        stack.extend(t.op for t in op.inputs)
+    unique: dict[tuple[str, ...], LayerCall] = {}
+    for call in calls:
+        unique.setdefault(tuple(t.name for t in call.outputs), call)
+    calls = list(unique.values())
+    order = {op.name: i for i, op in enumerate(ops)}
+    skip: set[str] = {op.name for op in ops if op.name not in live}
+    emit_at: dict[str, list[LayerCall]] = {}
+    for call in calls:
+        stop = {t.name for t in call.inputs}
+        inner: set[str] = set()
+        stack = [t.op for t in call.outputs]
+        while stack:
+            op = stack.pop()
+            if op.name in inner or op.type == "Placeholder" and not _is_resource(op):
+                continue
+            inner.add(op.name)
+            for t in list(op.inputs) + [c.outputs[0] for c in op.control_inputs if c.outputs]:
+                if t.name not in stop:
+                    stack.append(t.op)
+        out_names = {t.name for t in call.outputs}
+        # live ops outside that read an inner tensor (other than the outputs) keep its producers
+        kept: set[str] = set()
+        for name in list(inner):
+            for t in graph.get_operation_by_name(name).outputs:
+                if t.name in out_names:
+                    continue
+                if any(c.name not in inner and c.name in live for c in t.consumers()):
+                    kept |= _ancestors(t.op, inner)
+        inner -= kept
+        skip |= inner
+        readers = [c for t in call.outputs for c in t.consumers() if c.name not in inner and c.name in live]
+        first = min(readers, key=lambda op: order[op.name]) if readers else ops[-1]
+        emit_at.setdefault(first.name, []).append(call)
+    return skip, emit_at
+
+
+def _is_resource(op: Any) -> bool:
+    return bool(op.outputs) and op.outputs[0].dtype == tf.resource
+
+
+def _ancestors(op: Any, within: set[str]) -> set[str]:
+    out: set[str] = set()
+    stack = [op]
+    while stack:
+        o = stack.pop()
+        if o.name in out or o.name not in within:
+            continue
+        out.add(o.name)
+        stack.extend(t.op for t in o.inputs)
+    return out

@@ -1,0 +1,1 @@
+"""Primitives of the TensorFlow backend, one file per op family."""

@@ -1,0 +1,1 @@
+"""Export primitives: TensorFlow ops -> ONNX, one file per op family."""

@@ -1,0 +1,1 @@
+"""Import primitives: one ONNX op (family) -> TensorFlow ops, one file each."""

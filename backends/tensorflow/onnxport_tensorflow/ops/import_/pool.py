@@ -1,0 +1,223 @@
+"""MaxPool (with ONNX argmax indices), AveragePool, LpPool, the Global forms and MaxUnpool.
+
+Pooling runs channels last over an explicitly padded input: ``tf.nn.max_pool``/``avg_pool``-free
+folds of the kernel's strided slices for small kernels (exact ONNX padding and ceil-mode
+semantics, any rank and dilation), ``tf.nn.pool`` otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import tensorflow as tf
+
+from onnxport import ImportCase, importer
+from onnxport.pads import split_total
+
+from ._padding import spatial_settings, window_taps
+from ._static import ints
+from .conv import to_first, to_last
+
+
+def _spatial(x, cl=False):
+    return [int(s) for s in (x.shape[1:-1] if cl else x.shape[2:])]
+
+
+def _settings(x, kernel_shape, strides, dilations, auto_pad, pads, ceil_mode, cl=False):
+    """Kernel, strides, dilations, begin pads, end pads, ceil-mode extra end pads, out sizes."""
+    nd = len(kernel_shape)
+    kernel, strides, dilations = spatial_settings(nd, kernel_shape, strides, dilations)
+    spatial = _spatial(x, cl)
+    begins, ends, out = [], [], []
+    for i, (size, k, s, d) in enumerate(zip(spatial, kernel, strides, dilations)):
+        span = (k - 1) * d + 1
+        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            n = math.ceil(size / s)
+            total = max((n - 1) * s + span - size, 0)
+            b, e = split_total(total, auto_pad)
+        else:
+            b, e = (int(pads[i]), int(pads[nd + i])) if (pads and auto_pad != "VALID") else (0, 0)
+            q = (size + b + e - span) / s + 1
+            if ceil_mode:
+                n = math.ceil(q)
+                if (n - 1) * s >= size + b:  # the last window must start inside input + begin pad
+                    n -= 1
+            else:
+                n = math.floor(q)
+        begins.append(b)
+        ends.append(e)
+        out.append(int(n))
+    extra = [max((o - 1) * s + (k - 1) * d + 1 - (size + b + e), 0)
+             for o, s, k, d, size, b, e in zip(out, strides, kernel, dilations, spatial, begins, ends)]
+    return kernel, strides, dilations, begins, ends, extra, out
+
+
+def _fold(xl, init, op, kernel, strides, dilations, pads):
+    """``op`` folded over the kernel taps' strided slices of the padded channels-last ``xl``."""
+    nd = len(kernel)
+    cfg = [[0, 0]] + [list(p) for p in pads] + [[0, 0]]
+    xp = tf.pad(xl, cfg, constant_values=init) if any(any(p) for p in pads) else xl
+    spatial = [int(s) for s in xp.shape[1:1 + nd]]
+    y = None
+    for _, sl in window_taps(xp, kernel, strides, dilations, 1, spatial):
+        y = sl if y is None else op(y, sl)
+    return y
+
+
+def _lowest(dtype):
+    return dtype.min if not dtype.is_floating else -np.inf
+
+
+def max_pool_values(x, *, auto_pad, ceil_mode, dilations, kernel_shape, pads, strides, cl=False, **_):
+    """MaxPool's values (``cl``: ``x`` and the result channels last)."""
+    x = tf.convert_to_tensor(x)
+    kernel, strides, dilations, begins, ends, extra, out = _settings(
+        x, kernel_shape, strides, dilations, auto_pad, pads, ceil_mode, cl)
+    nd = len(kernel)
+    xl = x if cl else to_last(x, nd)
+    padcfg = [(b, e + x_) for b, e, x_ in zip(begins, ends, extra)]
+    if all(d == 1 for d in dilations) and nd in (1, 2, 3) and x.dtype in (tf.float32, tf.float16, tf.float64) \
+            and math.prod(kernel) > 4:
+        cfg = [[0, 0]] + [list(p) for p in padcfg] + [[0, 0]]
+        xp = tf.pad(xl, cfg, constant_values=_lowest(x.dtype)) if any(any(p) for p in padcfg) else xl
+        y = tf.nn.max_pool(xp, kernel, strides, "VALID")
+    else:
+        y = _fold(xl, _lowest(x.dtype), tf.maximum, kernel, strides, dilations, padcfg)
+    return y if cl else to_first(y, nd)
+
+
+@importer("MaxPool", since=22)
+def max_pool(ctx, x, *, auto_pad, ceil_mode, dilations, kernel_shape, pads, storage_order, strides):
+    """Max pooling; the optional Indices output is the ONNX flat index into the input."""
+    y = max_pool_values(x, auto_pad=auto_pad, ceil_mode=ceil_mode, dilations=dilations,
+                        kernel_shape=kernel_shape, pads=pads, strides=strides)
+    if not (ctx.num_outputs > 1 and ctx.output_used(1)):
+        return y if ctx.num_outputs == 1 else (y, None)
+    x = tf.convert_to_tensor(x)
+    kernel, strides, dilations, begins, _, _, out = _settings(
+        x, kernel_shape, strides, dilations, auto_pad, pads, ceil_mode)
+    return y, _max_indices(x, kernel, strides, dilations, begins, out, storage_order)
+
+
+def _max_indices(x, kernel, strides, dilations, begins, out, storage_order):
+    """Argmax over each window by an explicit gather (first maximum wins), as ONNX flat indices."""
+    nd = len(kernel)
+    spatial = [int(s) for s in x.shape[2:]]
+    coords = []
+    for i in range(nd):
+        c = (np.arange(out[i]) * strides[i] - begins[i])[:, None] + np.arange(kernel[i]) * dilations[i]
+        coords.append(np.where((c >= 0) & (c < spatial[i]), c, -1))
+    grids = np.meshgrid(*[np.arange(o) for o in out], *[np.arange(k) for k in kernel], indexing="ij")
+    pos = [coords[i][grids[i], grids[nd + i]] for i in range(nd)]
+    valid = np.all([p >= 0 for p in pos], axis=0)
+    safe = [np.maximum(p, 0) for p in pos]
+    n, c = int(x.shape[0]), int(x.shape[1])
+    flat_x = tf.reshape(x, [n, c, -1])
+    lin = np.ravel_multi_index(safe, spatial)
+    win = tf.reshape(tf.gather(flat_x, lin.reshape(-1), axis=2), [n, c, *out, int(np.prod(kernel))])
+    win = tf.where(valid.reshape((*out, -1)), win, tf.constant(_lowest(x.dtype), x.dtype))
+    arg = tf.argmax(win, axis=-1, output_type=tf.int64)
+    order = lin if not storage_order else np.ravel_multi_index(safe, spatial, order="F")
+    order = tf.constant(order.reshape((*out, -1)), tf.int64)
+    idx = tf.gather(order[None, None] * tf.ones([n, c] + [1] * (nd + 1), tf.int64), arg[..., None],
+                    batch_dims=nd + 2)[..., 0]
+    plane = int(np.prod(spatial))
+    nc = tf.reshape(tf.range(n * c, dtype=tf.int64), [n, c] + [1] * nd)
+    return idx + nc * plane
+
+
+def average_pool_values(x, *, auto_pad, ceil_mode, count_include_pad, dilations, kernel_shape, pads, strides,
+                        cl=False):
+    """AveragePool (``cl``: ``x`` and the result channels last)."""
+    x = tf.convert_to_tensor(x)
+    kernel, strides, dilations, begins, ends, extra, out = _settings(
+        x, kernel_shape, strides, dilations, auto_pad, pads, ceil_mode, cl)
+    nd = len(kernel)
+    xl = x if cl else to_last(x, nd)
+    padcfg = [(b, e + x_) for b, e, x_ in zip(begins, ends, extra)]
+    total = _fold(xl, 0, tf.add, kernel, strides, dilations, padcfg)
+    ones = np.ones((1, 1, *_spatial(x, cl)), np.float64)
+    if count_include_pad:  # explicit pads count, ceil-mode overhang does not
+        ones = np.pad(ones, [(0, 0), (0, 0), *zip(begins, ends)], constant_values=1.0)
+        cpad = [(0, x_) for x_ in extra]
+    else:
+        cpad = padcfg
+    count = np.moveaxis(_np_window_sum(ones, kernel, strides, dilations, cpad), 1, -1)
+    y = total / tf.constant(count, x.dtype)
+    return y if cl else to_first(y, nd)
+
+
+@importer("AveragePool", since=22)
+def average_pool(ctx, x, *, auto_pad, ceil_mode, count_include_pad, dilations, kernel_shape, pads, strides):
+    """Average pooling: window sums over the number of counted elements."""
+    return average_pool_values(x, auto_pad=auto_pad, ceil_mode=ceil_mode, count_include_pad=count_include_pad,
+                               dilations=dilations, kernel_shape=kernel_shape, pads=pads, strides=strides)
+
+
+def _np_window_sum(a, kernel, strides, dilations, pads):
+    """Window sums of a small static numpy array (counts for average pooling), in numpy."""
+    nd = len(kernel)
+    a = np.pad(a, [(0, 0), (0, 0), *pads])
+    for i in range(nd):
+        ax = 2 + i
+        span = (kernel[i] - 1) * dilations[i] + 1
+        n = (a.shape[ax] - span) // strides[i] + 1
+        taps = (np.arange(n) * strides[i])[:, None] + np.arange(kernel[i]) * dilations[i]
+        a = np.take(a, taps, axis=ax).sum(axis=ax + 1)
+    return a
+
+
+@importer("LpPool", since=22)
+def lp_pool(ctx, x, *, auto_pad, ceil_mode, dilations, kernel_shape, p, pads, strides):
+    """Lp pooling: (sum |x|^p)^(1/p) over each window, pads contributing zero."""
+    x = tf.convert_to_tensor(x)
+    kernel, strides, dilations, begins, ends, extra, out = _settings(
+        x, kernel_shape, strides, dilations, auto_pad, pads, ceil_mode)
+    nd = len(kernel)
+    padcfg = [(b, e + x_) for b, e, x_ in zip(begins, ends, extra)]
+    s = _fold(to_last(tf.abs(x) ** p, nd), 0, tf.add, kernel, strides, dilations, padcfg)
+    return to_first(s ** (1.0 / p), nd)
+
+
+@importer("GlobalAveragePool", since=22)
+def global_average_pool(ctx, x):
+    return tf.reduce_mean(x, axis=list(range(2, len(x.shape))), keepdims=True)
+
+
+@importer("GlobalMaxPool", since=22)
+def global_max_pool(ctx, x):
+    return tf.reduce_max(x, axis=list(range(2, len(x.shape))), keepdims=True)
+
+
+# no official node case and no runtime implements GlobalLpPool-22: small hand-computed cases
+@importer("GlobalLpPool", since=22, cases=[
+    ImportCase((np.array([[[[3.0, 4.0]], [[-6.0, 8.0]]]], np.float32),), {"p": 2},
+               expected=(np.array([[[[5.0]], [[10.0]]]], np.float32),), name="p2"),
+    ImportCase((np.array([[[1.0, -1.0, 2.0]]], np.float32),), {"p": 1},
+               expected=(np.array([[[4.0]]], np.float32),), name="p1_1d"),
+])
+def global_lp_pool(ctx, x, *, p):
+    s = tf.reduce_sum(tf.abs(x) ** p, axis=list(range(2, len(x.shape))), keepdims=True)
+    return s ** (1.0 / p)
+
+
+@importer("MaxUnpool", since=22)
+def max_unpool(ctx, x, indices, output_shape=None, *, kernel_shape, pads, strides):
+    """Scatter pooled values to their argmax positions in the inferred unpooled shape (zeros
+    elsewhere); a larger ``output_shape`` pads that result at the end of each dim."""
+    x = tf.convert_to_tensor(x)
+    nd = len(kernel_shape)
+    kernel, strides, _ = spatial_settings(nd, kernel_shape, strides, None)
+    pads = [int(v) for v in (pads or [0] * (2 * nd))]
+    inferred = [int(d) for d in x.shape[:2]] + [
+        (int(x.shape[2 + i]) - 1) * strides[i] + kernel[i] - pads[i] - pads[nd + i] for i in range(nd)]
+    y = tf.scatter_nd(tf.reshape(tf.cast(indices, tf.int64), [-1, 1]), tf.reshape(x, [-1]),
+                      [int(np.prod(inferred))])
+    y = tf.reshape(y, inferred)
+    if output_shape is None:
+        return y
+    shape = ints(ctx, 2, output_shape)
+    if any(s < i for s, i in zip(shape, inferred)):
+        raise ctx.error(f"output_shape {shape} is smaller than the unpooled shape {inferred}")
+    return tf.pad(y, [[0, s - i] for s, i in zip(shape, inferred)])

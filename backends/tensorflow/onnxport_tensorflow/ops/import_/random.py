@@ -1,0 +1,116 @@
+"""Random ops: RandomNormal(Like), RandomUniform(Like), Bernoulli, Multinomial.
+
+A ``seed`` attribute fixes the draws (stateless ops: the same on every call). Without one, the
+node draws from TensorFlow's global random stream (new values per call; ``tf.random.set_seed``
+repeats them). The values can never
+equal another runtime's draws, only their distribution.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+from onnxport import ImportCase, importer
+
+from ._static import np_dtype, tensor
+
+
+def _float(ctx, dtype: int | None, like) -> np.dtype:
+    base = np.float32 if like is None else getattr(tensor(like).dtype, "as_numpy_dtype", np.float32)
+    out = np_dtype(dtype, base)
+    if out.kind != "f" and out.name != "bfloat16":
+        raise ctx.error(f"random values need a floating-point dtype, got {out}")
+    return out
+
+
+def _work(dtype: np.dtype):
+    # drawn in float32 at least (float64 when asked), rounded once
+    return tf.float64 if dtype == np.float64 else tf.float32
+
+
+def _seed(seed):
+    return [int(seed), 0]
+
+
+def _shape(shape):
+    return shape if isinstance(shape, tf.Tensor) else [int(s) for s in shape]
+
+
+def _normal(ctx, shape, dtype, mean, scale, seed):
+    shape, w = _shape(shape), _work(dtype)
+    z = tf.random.stateless_normal(shape, _seed(seed), dtype=w) if seed is not None else \
+        tf.random.normal(shape, dtype=w)
+    return tf.cast(z * scale + mean, tf.as_dtype(dtype))
+
+
+def _uniform(ctx, shape, dtype, low, high, seed):
+    shape, w = _shape(shape), _work(dtype)
+    u = tf.random.stateless_uniform(shape, _seed(seed), dtype=w) if seed is not None else \
+        tf.random.uniform(shape, dtype=w)
+    return tf.cast(u * (high - low) + low, tf.as_dtype(dtype))
+
+
+@importer("RandomNormal", since=22, cases=[
+    ImportCase((), {"shape": [3, 2], "mean": 0.5, "scale": 0.0}, expected=(np.full((3, 2), 0.5, np.float32),),
+               name="zero_scale"),
+    ImportCase((), {"shape": [2], "mean": 7.0, "scale": 0.0, "dtype": 11, "seed": 5.0},
+               expected=(np.full((2,), 7.0, np.float64),), name="double_seeded"),
+])
+def random_normal(ctx, *, dtype, mean, scale, seed, shape):
+    return _normal(ctx, shape, _float(ctx, dtype, None), mean, scale, seed)
+
+
+@importer("RandomUniform", since=22, cases=[  # no official node case: a degenerate range is exact
+    ImportCase((), {"shape": [3, 1], "low": 0.75, "high": 0.75, "seed": 1.0},
+               expected=(np.full((3, 1), 0.75, np.float32),), name="point"),
+    ImportCase((), {"shape": [2], "low": -2.0, "high": -2.0, "dtype": 10, "seed": 2.0},
+               expected=(np.full((2,), -2.0, np.float16),), name="float16"),
+])
+def random_uniform(ctx, *, dtype, high, low, seed, shape):
+    return _uniform(ctx, shape, _float(ctx, dtype, None), low, high, seed)
+
+
+@importer("RandomNormalLike", since=22, cases=[  # zero scale: exact, whatever the key
+    ImportCase((np.zeros((2, 2), np.int32),), {"dtype": 1, "mean": 0.25, "scale": 0.0, "seed": 1.0},
+               expected=(np.full((2, 2), 0.25, np.float32),), name="from_int32"),
+    ImportCase((np.zeros((3,), np.float64),), {"mean": 4.0, "scale": 0.0, "seed": 2.0},
+               expected=(np.full((3,), 4.0, np.float64),), name="input_dtype"),
+])
+def random_normal_like(ctx, x, *, dtype, mean, scale, seed):
+    x = tensor(x)
+    return _normal(ctx, tf.shape(x), _float(ctx, dtype, x), mean, scale, seed)
+
+
+@importer("RandomUniformLike", since=22)
+def random_uniform_like(ctx, x, *, dtype, high, low, seed):
+    x = tensor(x)
+    return _uniform(ctx, tf.shape(x), _float(ctx, dtype, x), low, high, seed)
+
+
+@importer("Bernoulli", since=22)
+def bernoulli(ctx, x, *, dtype, seed):
+    """1 with probability ``x`` (elementwise), in ``dtype`` (default: the input's)."""
+    x = tensor(x)
+    out = np_dtype(dtype, x.dtype.as_numpy_dtype)
+    u = _uniform(ctx, tf.shape(x), np.dtype(x.dtype.as_numpy_dtype), 0.0, 1.0, seed)
+    return tf.cast(u < x, tf.as_dtype(out))
+
+
+_CERTAIN = np.array([[0.0, -np.inf, -np.inf], [-np.inf, -np.inf, 0.0]], np.float32)
+
+
+@importer("Multinomial", since=22, cases=[
+    ImportCase((_CERTAIN,), {"sample_size": 4}, expected=(np.array([[0] * 4, [2] * 4], np.int32),), name="certain"),
+    ImportCase((_CERTAIN,), {"sample_size": 2, "dtype": 7, "seed": 2.0},
+               expected=(np.array([[0, 0], [2, 2]], np.int64),), name="int64_seeded"),
+])
+def multinomial(ctx, x, *, dtype, sample_size, seed):
+    """``sample_size`` class draws per batch row from unnormalized log-probabilities ``x``."""
+    out = np_dtype(dtype, np.int32)
+    x = tensor(x)
+    if seed is not None:
+        draws = tf.random.stateless_categorical(x, sample_size, _seed(seed), dtype=tf.int64)
+    else:
+        draws = tf.random.categorical(x, sample_size, dtype=tf.int64)
+    return tf.cast(draws, tf.as_dtype(out))

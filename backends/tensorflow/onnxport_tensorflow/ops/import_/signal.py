@@ -1,0 +1,167 @@
+"""Signal processing: DFT, STFT (``tf.signal``), Hann/Hamming/Blackman windows and MelWeightMatrix.
+
+Signals carry a trailing axis of size 1 (real) or 2 (real, imaginary). Lengths, axes and window
+sizes decide output shapes, so they must be static (constants or values computed from them).
+Window and mel matrices depend only on such scalars and are built with numpy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+from onnxport import importer
+
+from ._static import concrete, np_dtype, rank, tensor
+
+
+def _scalar(ctx, i: int, x, what: str):
+    """Scalar input ``i`` as a Python number (static), or None when absent."""
+    v = concrete(ctx, i, x, what)
+    return None if v is None else v.reshape(-1)[0].item()
+
+
+def _to_complex(x):
+    """[..., 1] real or [..., 2] (re, im) -> a complex tensor [...] (halves widened to complex64)."""
+    x = tensor(x)
+    wide = tf.float64 if x.dtype == tf.float64 else tf.float32
+    x = tf.cast(x, wide)
+    if x.shape[-1] == 1:
+        return tf.complex(x[..., 0], tf.zeros_like(x[..., 0]))
+    return tf.complex(x[..., 0], x[..., 1])
+
+
+def _move_last(z, axis):
+    r = rank(z)
+    perm = [i for i in range(r) if i != axis] + [axis]
+    inv = list(np.argsort(perm))
+    return tf.transpose(z, perm), inv
+
+
+def _fit(z, size):
+    """Crop or zero-pad the last axis of ``z`` to ``size``."""
+    n = z.shape[-1]
+    if n > size:
+        return z[..., :size]
+    if n < size:
+        return tf.pad(z, [[0, 0]] * (rank(z) - 1) + [[0, size - n]])
+    return z
+
+
+def _fft(x, n, axis, inverse, onesided):
+    """The (inverse) DFT of ``x`` [..., 1|2] along ``axis``; returns [..., 2] (or [..., 1] for irfft)."""
+    dtype = tensor(x).dtype
+    z = _to_complex(x)
+    z, inv = _move_last(z, axis)
+    if inverse and onesided:  # a one-sided (Hermitian) spectrum back to a real signal
+        size = n if n is not None else 2 * (z.shape[-1] - 1)
+        y = tf.signal.irfft(z, fft_length=[size]) if z.dtype == tf.complex64 else \
+            tf.cast(tf.signal.irfft(tf.cast(z, tf.complex64), fft_length=[size]), tf.float64)
+        return tf.cast(tf.transpose(y, inv)[..., None], dtype)
+    size = n if n is not None else z.shape[-1]
+    z = _fit(z, size)
+    y = tf.signal.ifft(z) if inverse else tf.signal.fft(z)
+    if onesided:
+        y = y[..., : size // 2 + 1]
+    y = tf.transpose(y, inv)
+    return tf.cast(tf.stack([tf.math.real(y), tf.math.imag(y)], axis=-1), dtype)
+
+
+@importer("DFT", since=20)
+def dft(ctx, x, dft_length=None, axis=None, *, inverse, onesided):
+    """DFT along ``axis`` (default -2, counted over the whole rank; never the trailing re/im axis)."""
+    n = _scalar(ctx, 1, dft_length, "dft_length")
+    a = _scalar(ctx, 2, axis, "the DFT axis")
+    a = -2 if a is None else int(a)
+    r = rank(x)
+    if a < 0:
+        a += r
+    if not 0 <= a < r - 1:
+        raise ctx.error(f"DFT axis {a} is not a signal axis of a rank-{r} input")
+    if x.shape[-1] not in (1, 2):
+        raise ctx.error(f"the last axis holds (real[, imaginary]) and must be 1 or 2, got {x.shape[-1]}")
+    return _fft(x, int(n) if n is not None else None, a, bool(inverse), bool(onesided))
+
+
+@importer("STFT", since=17)
+def stft(ctx, signal, frame_step, window=None, frame_length=None, *, onesided):
+    """Frames of ``signal`` [B, L, 1|2], windowed, transformed: [B, frames, bins, 2]."""
+    step = int(_scalar(ctx, 1, frame_step, "frame_step"))
+    length = _scalar(ctx, 3, frame_length, "frame_length")
+    width = window.shape[0] if window is not None else None
+    length = int(length) if length is not None else (width if width is not None else signal.shape[1])
+    width = width if width is not None else length
+    if step <= 0 or length <= 0:
+        raise ctx.error(f"frame_step ({step}) and frame_length ({length}) must be positive")
+    if onesided and signal.shape[-1] == 2:
+        raise ctx.error("onesided STFT needs a real signal")
+    count = 1 + (signal.shape[1] - length) // step
+    if count <= 0:
+        raise ctx.error(f"a signal of length {signal.shape[1]} holds no frame of length {length}")
+    idx = np.arange(count)[:, None] * step + np.arange(width)[None, :]  # [F, W]
+    valid = idx < signal.shape[1]
+    signal = tensor(signal)
+    frames = tf.gather(signal, np.minimum(idx, signal.shape[1] - 1), axis=1)  # [B, F, W, C]
+    frames = tf.where(valid[None, :, :, None], frames, tf.zeros((), signal.dtype))
+    if window is not None:
+        frames = frames * tf.cast(tf.reshape(tensor(window), (1, 1, -1, 1)), frames.dtype)
+    return _fft(frames, length, 2, False, bool(onesided))
+
+
+def _window(ctx, size, periodic: int, output_datatype: int, terms: tuple[float, ...]):
+    """A generalized cosine window ``sum_j a_j cos(2 pi j k / N)`` (N = size, or size - 1 if symmetric)."""
+    n = int(_scalar(ctx, 0, size, "the window size"))
+    if n < 0:
+        raise ctx.error(f"window size {n} is negative")
+    denom = n if periodic else n - 1
+    k = np.arange(n, dtype=np.float64)
+    w = np.zeros(n, dtype=np.float64)
+    for j, a in enumerate(terms):
+        w += a * (np.cos(2 * np.pi * j * k / denom) if denom else 1.0)
+    return w.astype(np_dtype(output_datatype, np.float32))
+
+
+@importer("HannWindow", since=17)
+def hann_window(ctx, size, *, output_datatype, periodic):
+    return _window(ctx, size, periodic, output_datatype, (0.5, -0.5))
+
+
+@importer("HammingWindow", since=17)
+def hamming_window(ctx, size, *, output_datatype, periodic):
+    alpha = 25.0 / 46.0
+    return _window(ctx, size, periodic, output_datatype, (alpha, -(1 - alpha)))
+
+
+@importer("BlackmanWindow", since=17)
+def blackman_window(ctx, size, *, output_datatype, periodic):
+    return _window(ctx, size, periodic, output_datatype, (0.42, -0.5, 0.08))
+
+
+@importer("MelWeightMatrix", since=17)
+def mel_weight_matrix(ctx, num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz, *,
+                      output_datatype):
+    """Triangular mel filters [dft_length // 2 + 1, num_mel_bins], edges evenly spaced in mel."""
+    bins = int(_scalar(ctx, 0, num_mel_bins, "num_mel_bins"))
+    n_fft = int(_scalar(ctx, 1, dft_length, "dft_length"))
+    rate = _scalar(ctx, 2, sample_rate, "sample_rate")
+    low = _scalar(ctx, 3, lower_edge_hertz, "lower_edge_hertz")
+    high = _scalar(ctx, 4, upper_edge_hertz, "upper_edge_hertz")
+    if bins <= 0 or n_fft <= 0 or rate <= 0:
+        raise ctx.error("num_mel_bins, dft_length and sample_rate must be positive")
+    low_mel = 2595 * np.log1p(low / 700) / np.log(10)
+    high_mel = 2595 * np.log1p(high / 700) / np.log(10)
+    mel = np.arange(bins + 2) * ((high_mel - low_mel) / (bins + 2)) + low_mel
+    hz = 700 * np.expm1(mel / 2595 * np.log(10))
+    edges = (((n_fft + 1) * hz) // rate).astype(np.int64)  # filter edges as DFT bin indices
+    out = np.zeros((n_fft // 2 + 1, bins), dtype=np.float64)
+    for i in range(bins):
+        left, center, right = edges[i], edges[i + 1], edges[i + 2]
+        if center == left:
+            out[center, i] = 1
+        else:
+            j = np.arange(left, center + 1)
+            out[j, i] = (j - left) / (center - left)
+        if right > center:
+            j = np.arange(center, right)
+            out[j, i] = (right - j) / (right - center)
+    return out.astype(np_dtype(output_datatype, np.float32))

@@ -1,0 +1,139 @@
+"""TensorFlow export: time, node count and Transposes on Keras models, against tf2onnx when installed.
+
+Models (random weights, built locally): MobileNetV2, ResNet50, EfficientNetB0
+(``keras.applications`` with ``weights=None``), a transformer block and an LSTM model. For each:
+the best of ``--repeat`` export times (after one warm-up export), the node and Transpose counts,
+``onnx.checker`` (full check) and the largest difference from Keras in onnxruntime. The
+tracer alone (``get_concrete_function``) is timed too, so the cost of our walk and optimizer
+shows. tf2onnx's numbers are printed beside ours only when ``tf2onnx`` is importable; the
+comparison with it needs that package (this script never installs it).
+
+    python benchmarks/bench_tf_export.py [--repeat 3] [--models mobilenetv2,lstm]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import numpy as np  # noqa: E402
+
+
+def _models() -> dict[str, Callable[[], tuple[Any, np.ndarray]]]:
+    import keras
+
+    rng = np.random.default_rng(0)
+
+    def image(size: int) -> np.ndarray:
+        return rng.uniform(0, 1, (1, size, size, 3)).astype("float32")
+
+    def transformer() -> tuple[Any, np.ndarray]:
+        inp = keras.Input((64, 128))
+        att = keras.layers.MultiHeadAttention(num_heads=4, key_dim=32)(inp, inp)
+        x = keras.layers.LayerNormalization()(inp + att)
+        h = keras.layers.Dense(512, activation="gelu")(x)
+        out = keras.layers.LayerNormalization()(x + keras.layers.Dense(128)(h))
+        return keras.Model(inp, out), rng.uniform(-1, 1, (2, 64, 128)).astype("float32")
+
+    def lstm() -> tuple[Any, np.ndarray]:
+        model = keras.Sequential([keras.Input((50, 32)), keras.layers.LSTM(64, return_sequences=True),
+                                  keras.layers.Bidirectional(keras.layers.LSTM(64)), keras.layers.Dense(10)])
+        return model, rng.uniform(-1, 1, (4, 50, 32)).astype("float32")
+
+    return {
+        "mobilenetv2": lambda: (keras.applications.MobileNetV2(weights=None, input_shape=(224, 224, 3)), image(224)),
+        "resnet50": lambda: (keras.applications.ResNet50(weights=None, input_shape=(224, 224, 3)), image(224)),
+        "efficientnetb0": lambda: (keras.applications.EfficientNetB0(weights=None, input_shape=(224, 224, 3)),
+                                   image(224)),
+        "transformer_block": transformer,
+        "lstm": lstm,
+    }
+
+
+def _best(fn: Callable[..., Any], repeat: int, *args: Any) -> tuple[float, Any]:
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn(*args)
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def _stats(proto: Any, model: Any, x: np.ndarray) -> dict[str, Any]:
+    import onnx
+    import onnxruntime as ort
+
+    onnx.checker.check_model(proto, full_check=True)
+    sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    got = sess.run(None, {sess.get_inputs()[0].name: x})[0]
+    want = np.asarray(model(x, training=False))
+    kinds = [n.op_type for n in proto.graph.node]
+    return {"nodes": len(kinds), "transposes": kinds.count("Transpose"), "max_diff": float(np.abs(got - want).max())}
+
+
+def _ours(model: Any, x: np.ndarray) -> Any:
+    import onnx_ir as ir
+
+    import onnxport
+
+    return ir.serde.serialize_model(onnxport.export_model(model, (x,)))
+
+
+def _tracer(model: Any, x: np.ndarray) -> Any:
+    import tensorflow as tf
+
+    spec = tf.TensorSpec([None, *x.shape[1:]], tf.float32)
+    return tf.function(lambda t: model(t, training=False), autograph=False).get_concrete_function(spec)
+
+
+def _tf2onnx(model: Any, x: np.ndarray) -> Any:
+    import tensorflow as tf
+    import tf2onnx  # type: ignore[import-not-found]
+
+    spec = (tf.TensorSpec([None, *x.shape[1:]], tf.float32, name="x"),)
+    proto, _ = tf2onnx.convert.from_keras(model, input_signature=spec, opset=18)
+    return proto
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--models", default="mobilenetv2,resnet50,efficientnetb0,transformer_block,lstm")
+    args = parser.parse_args()
+    try:
+        import tf2onnx  # noqa: F401  # type: ignore[import-not-found]
+
+        have_ref = True
+    except ImportError:
+        have_ref = False
+    builders = _models()
+    header = f"{'model':<18} {'trace s':>8} {'ours s':>8} {'nodes':>6} {'transp':>6} {'max diff':>9}"
+    if have_ref:
+        header += f" {'tf2onnx s':>9} {'nodes':>6} {'transp':>6} {'speedup':>8}"
+    print(header)
+    for name in args.models.split(","):
+        model, x = builders[name]()
+        model(x, training=False)
+        _ours(model, x)  # warm-up: Keras and TF build their call paths once
+        trace_s, _ = _best(_tracer, args.repeat, model, x)
+        ours_s, proto = _best(_ours, args.repeat, model, x)
+        st = _stats(proto, model, x)
+        line = (f"{name:<18} {trace_s:>8.2f} {ours_s:>8.2f} {st['nodes']:>6} {st['transposes']:>6} "
+                f"{st['max_diff']:>9.2e}")
+        if have_ref:
+            ref_s, ref = _best(_tf2onnx, args.repeat, model, x)
+            rs = _stats(ref, model, x)
+            line += f" {ref_s:>9.2f} {rs['nodes']:>6} {rs['transposes']:>6} {ref_s / ours_s:>7.1f}x"
+        print(line, flush=True)
+    if not have_ref:
+        print("tf2onnx is not installed: the comparison with it (time ratio, node and Transpose counts) "
+              "needs `pip install tf2onnx`; only our numbers are printed.")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,345 @@
+"""The layout pass: Transposes pushed through elementwise ops, reductions and Concat until pairs cancel.
+
+Exporters of channels-last frameworks (TensorFlow, JAX) emit each Conv / pooling / normalization
+as ``Transpose(NHWC->NCHW) -> op -> Transpose(NCHW->NHWC)``. :func:`push_transposes` moves a
+Transpose below the ops that do not care about the layout (elementwise math, whose other operands
+are Transposes of the same permutation, constants or broadcast vectors; reductions and Concat,
+whose axes are renumbered; Softmax; a Pad with constant pads, which are permuted), composes a Transpose of a Transpose into one and drops
+identity permutations, so that a chain of convolutions keeps one Transpose at its input and one
+where a layout-bound op (a Reshape, a graph output) reads it.
+
+Weights are never rewritten: a broadcast operand that is an initializer gets a Reshape (its
+non-unit dims keep their order) instead of a transposed copy; a Constant is transposed in place.
+A Conv without a bias followed by ``Add`` of such a reshaped vector takes the vector as its bias.
+Framework-free; works on the main graph of an ``onnx_ir.Model``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import onnx_ir as ir
+
+#: elementwise ops whose every input is data (broadcast against the output)
+_ELEMENTWISE = {
+    "Abs", "Acos", "Acosh", "Add", "And", "Asin", "Asinh", "Atan", "Atanh", "BitShift", "Cast", "Ceil",
+    "Celu", "Clip", "Cos", "Cosh", "Div", "Elu", "Equal", "Erf", "Exp", "Floor", "Gelu", "Greater",
+    "GreaterOrEqual", "HardSigmoid", "HardSwish", "Identity", "IsInf", "IsNaN", "LeakyRelu", "Less",
+    "LessOrEqual", "Log", "Max", "Mean", "Min", "Mish", "Mod", "Mul", "Neg", "Not", "Or", "Pow",
+    "PRelu", "Reciprocal", "Relu", "Round", "Selu", "Sigmoid", "Sign", "Sin", "Sinh", "Softplus",
+    "Softsign", "Sqrt", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu", "Where", "Xor",
+}
+_REDUCE = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+           "ReduceLogSumExp", "ReduceSumSquare", "ReduceLogSum"}
+
+
+def _perm(node: ir.Node) -> list[int] | None:
+    attr = node.attributes.get("perm")
+    return None if attr is None else [int(p) for p in attr.value]
+
+
+def _is_transpose(v: ir.Value | None, perm: list[int] | None = None) -> bool:
+    node = v.producer() if v is not None else None
+    return (node is not None and node.op_type == "Transpose" and node.domain in ("", "ai.onnx")
+            and _perm(node) is not None and (perm is None or _perm(node) == perm))
+
+
+def _inverse(perm: list[int]) -> list[int]:
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return inv
+
+
+def _constant(v: ir.Value) -> np.ndarray | None:
+    """The value of a Constant node's output (never of an initializer: weights stay as they are)."""
+    node = v.producer()
+    if node is None or node.op_type != "Constant" or v.const_value is None:
+        return None
+    return v.const_value.numpy()
+
+
+def _static_shape(v: ir.Value) -> list[int] | None:
+    if v.shape is None or not all(isinstance(d, int) for d in v.shape):
+        return None
+    return [int(d) for d in v.shape]
+
+
+class _Pass:
+    def __init__(self, graph: ir.Graph, opset: int):
+        self.graph = graph
+        self.opset = opset
+        self.changes = 0
+
+    # -- helpers -----------------------------------------------------------------------------------
+    def _new(self, op_type: str, inputs: list[ir.Value | None], after: ir.Node, name: str, **attrs: Any) -> ir.Node:
+        node = ir.Node("", op_type, inputs, attributes=ir.convenience.convert_attributes(attrs),
+                       name=self._fresh(f"{after.name or op_type}/{name}"))
+        node.outputs[0].name = self._fresh(f"{name}_{inputs[0].name if inputs and inputs[0] is not None else 'v'}")
+        self.graph.insert_after(after, node)
+        return node
+
+    def _fresh(self, base: str) -> str:
+        taken = self._taken
+        name, i = base, 0
+        while name in taken:
+            i += 1
+            name = f"{base}_{i}"
+        taken.add(name)
+        return name
+
+    def _const(self, arr: np.ndarray, before: ir.Node) -> ir.Value:
+        tensor = ir.tensor(arr)
+        node = ir.Node("", "Constant", [], attributes=ir.convenience.convert_attributes({"value": tensor}),
+                       name=self._fresh("transposed_constant"))
+        out = node.outputs[0]
+        out.name = self._fresh("transposed_constant")
+        out.const_value, out.dtype, out.shape = tensor, tensor.dtype, ir.Shape(list(arr.shape))
+        self.graph.insert_before(before, node)
+        return out
+
+    # -- one input of a pushed op --------------------------------------------------------------
+    def _operand(self, v: ir.Value | None, perm: list[int], rank: int, user: ir.Node) -> Any:
+        """What ``user`` reads instead of ``v`` once the Transpose ``perm`` moves below it;
+        False when that is not possible."""
+        if v is None:
+            return None
+        if _is_transpose(v, perm):
+            return v.producer().inputs[0]
+        shape = _static_shape(v)
+        if shape is not None and all(d == 1 for d in shape) and len(shape) <= rank:
+            return v
+        inv = _inverse(perm)
+        arr = _constant(v)
+        if arr is not None and arr.ndim <= rank:
+            full = arr.reshape((1,) * (rank - arr.ndim) + arr.shape)
+            return ("const", np.ascontiguousarray(np.transpose(full, inv)))
+        if shape is None or len(shape) > rank:
+            return False
+        full = [1] * (rank - len(shape)) + shape
+        moved = [full[inv[i]] for i in range(rank)]
+        order = [inv[i] for i in range(rank) if full[inv[i]] != 1]
+        if order != sorted(order):
+            return False
+        return ("reshape", moved)
+
+    def push_through(self, t: ir.Node, user: ir.Node) -> bool:
+        """Move the Transpose ``t`` below ``user`` (one of its readers)."""
+        perm = _perm(t)
+        rank = len(perm)
+        out = user.outputs[0]
+        if len(user.outputs) != 1 or out.is_graph_output() or user.domain not in ("", "ai.onnx"):
+            return False
+        op = user.op_type
+        data = list(user.inputs)
+        axes_attr = None
+        new_perm = perm
+        if op in _ELEMENTWISE:
+            idx = range(len(data))
+            if op == "Clip":
+                idx = range(1)
+        elif op in _REDUCE:
+            idx = range(1)
+            if len(data) > 1 and data[1] is not None:
+                axes = _constant(data[1])
+                if axes is None:
+                    return False
+                axes_list = [int(a) % rank for a in np.asarray(axes).reshape(-1)]
+            elif "axes" in user.attributes:
+                axes_list = [int(a) % rank for a in user.attributes["axes"].value]
+            else:
+                return False  # all axes, noop_with_empty_axes: nothing to gain
+            keep = int(user.attributes["keepdims"].value) if "keepdims" in user.attributes else 1
+            new_axes = sorted(perm[a] for a in axes_list)
+            if keep:
+                new_perm = perm
+            else:
+                rest = [perm[i] for i in range(rank) if i not in axes_list]
+                order = sorted(rest)
+                new_perm = [order.index(r) for r in rest]
+            axes_attr = new_axes
+        elif op == "Concat":
+            idx = range(len(data))
+        elif op == "Softmax" and self.opset >= 13:
+            idx = range(1)
+        elif op == "Pad":
+            pads = _constant(data[1]) if len(data) > 1 and data[1] is not None else None
+            if pads is None or (len(data) > 3 and data[3] is not None) or data[0] is not t.outputs[0]:
+                return False
+            pads = np.asarray(pads).reshape(-1)
+            inv = _inverse(perm)
+            axes_attr = [int(pads[inv[k]]) for k in range(rank)] + [int(pads[rank + inv[k]]) for k in range(rank)]
+            idx = range(1)
+        else:
+            return False
+        replaced: dict[int, Any] = {}
+        for i in idx:
+            if op in _REDUCE or op in ("Softmax", "Pad"):
+                if data[i] is not t.outputs[0]:
+                    return False
+                replaced[i] = t.inputs[0]
+                continue
+            r = self._operand(data[i], perm, rank, user)
+            if r is False:
+                return False
+            if op == "Concat" and isinstance(r, tuple):
+                return False  # Concat needs whole tensors, not broadcasts
+            replaced[i] = r
+        if op in _ELEMENTWISE and (out.shape is None or len(out.shape) != rank):
+            return False
+        # rewrite
+        for i, r in replaced.items():
+            if isinstance(r, tuple):
+                kind, payload = r
+                if kind == "const":
+                    r = self._const(payload, user)
+                else:
+                    shape = self._const(np.asarray(payload, dtype=np.int64), user)
+                    node = ir.Node("", "Reshape", [data[i], shape], name=self._fresh(f"{user.name}/Reshape"))
+                    node.outputs[0].name = self._fresh(f"{data[i].name}_reshaped")
+                    node.outputs[0].dtype = data[i].dtype
+                    node.outputs[0].shape = ir.Shape(payload)
+                    self.graph.insert_before(user, node)
+                    r = node.outputs[0]
+            if r is not data[i]:
+                user.replace_input_with(i, r)
+        if op == "Pad":
+            user.replace_input_with(1, self._const(np.asarray(axes_attr, dtype=np.int64), user))
+        elif axes_attr is not None:
+            if len(data) > 1 and data[1] is not None:
+                user.replace_input_with(1, self._const(np.asarray(axes_attr, dtype=np.int64), user))
+            else:
+                user.attributes["axes"] = ir.AttrInt64s("axes", axes_attr)
+        if op == "Concat":
+            user.attributes["axis"] = ir.AttrInt64("axis", perm[int(user.attributes["axis"].value) % rank])
+        if op == "Softmax":
+            axis = int(user.attributes["axis"].value) if "axis" in user.attributes else -1
+            user.attributes["axis"] = ir.AttrInt64("axis", perm[axis % rank])
+        old_shape = out.shape
+        new_node = ir.Node("", "Transpose", [out], attributes=[ir.AttrInt64s("perm", new_perm)],
+                           name=self._fresh(f"{user.name}/Transpose"))
+        new_out = new_node.outputs[0]
+        new_out.name = self._fresh(f"{out.name}_nhwc")
+        new_out.dtype, new_out.shape = out.dtype, old_shape
+        out.replace_all_uses_with(new_out)
+        new_node.replace_input_with(0, out)
+        if old_shape is not None and len(old_shape) == len(new_perm):
+            inv = _inverse(new_perm)
+            out.shape = ir.Shape([old_shape[inv[i]] for i in range(len(new_perm))])
+        self.graph.insert_after(user, new_node)
+        self.changes += 1
+        return True
+
+    def compose(self, t: ir.Node, user: ir.Node) -> bool:
+        """``Transpose(Transpose(x, p), q)`` -> ``Transpose(x, p[q])``, or ``x`` when the identity."""
+        p, q = _perm(t), _perm(user)
+        if p is None or q is None or len(p) != len(q):
+            return False
+        composed = [p[i] for i in q]
+        out = user.outputs[0]
+        if composed == list(range(len(p))):
+            if out.is_graph_output():
+                return False
+            out.replace_all_uses_with(t.inputs[0])
+            self.graph.remove(user, safe=True)
+        else:
+            user.replace_input_with(0, t.inputs[0])
+            user.attributes["perm"] = ir.AttrInt64s("perm", composed)
+        self.changes += 1
+        return True
+
+    def fold_conv_bias(self) -> None:
+        """``Add(Conv(x, w), Reshape(b, [1, C, 1 ...]))`` with a 1-D ``b`` -> ``Conv(x, w, b)``."""
+        for node in list(self.graph):
+            if node.op_type != "Add" or node.domain not in ("", "ai.onnx"):
+                continue
+            for i in (0, 1):
+                conv_out, other = node.inputs[i], node.inputs[1 - i]
+                conv = conv_out.producer() if conv_out is not None else None
+                shp = other.producer() if other is not None else None
+                if (conv is None or conv.op_type != "Conv" or len(conv.inputs) > 2 or len(conv_out.uses()) != 1
+                        or conv_out.is_graph_output() or shp is None or shp.op_type != "Reshape"):
+                    continue
+                bias = _through_reshapes(shp.inputs[0])
+                if bias.shape is None or len(bias.shape) != 1:
+                    continue
+                target = _static_shape(other)
+                if target is None or len(target) < 3 or target[1] != bias.shape[0] or any(
+                        d != 1 for j, d in enumerate(target) if j != 1):
+                    continue
+                if len(conv.inputs) == 2:
+                    new_conv = ir.Node("", "Conv", [*conv.inputs, bias], attributes=list(conv.attributes.values()),
+                                       name=conv.name)
+                    new_conv.metadata_props.update(conv.metadata_props)
+                    self.graph.insert_before(conv, new_conv)
+                    out = node.outputs[0]
+                    new_conv.outputs[0].name = conv_out.name
+                    new_conv.outputs[0].dtype, new_conv.outputs[0].shape = out.dtype, out.shape
+                    if out.is_graph_output():
+                        continue
+                    out.replace_all_uses_with(new_conv.outputs[0])
+                    self.graph.remove([node, conv], safe=True)
+                    _drop_dead_chain(self.graph, shp)
+                    self.changes += 1
+                break
+
+    def run(self) -> int:
+        self._taken = {v.name for n in self.graph for v in n.outputs} | {v.name for v in self.graph.inputs}
+        self._taken |= set(self.graph.initializers)
+        self._taken |= {n.name for n in self.graph if n.name}
+        progress = True
+        while progress:
+            progress = False
+            for t in list(self.graph):
+                if t.graph is None or t.op_type != "Transpose" or t.domain not in ("", "ai.onnx") or _perm(t) is None:
+                    continue
+                for use in list(t.outputs[0].uses()):
+                    user = use.node if hasattr(use, "node") else use[0]
+                    if user.graph is None:
+                        continue
+                    if user.op_type == "Transpose" and user.domain in ("", "ai.onnx"):
+                        progress |= self.compose(t, user)
+                    else:
+                        progress |= self.push_through(t, user)
+                if not t.outputs[0].uses() and not t.outputs[0].is_graph_output() and t.graph is not None:
+                    self.graph.remove(t, safe=True)
+        self.fold_conv_bias()
+        return self.changes
+
+
+def _through_reshapes(v: ir.Value) -> ir.Value:
+    """The 1-D source of a chain of Reshape / Squeeze / Unsqueeze / Identity (or ``v``)."""
+    while True:
+        node = v.producer()
+        if node is None or node.op_type not in ("Reshape", "Squeeze", "Unsqueeze", "Identity") or node.domain:
+            return v
+        src = node.inputs[0]
+        if src is None or src.shape is None or v.shape is None:
+            return v
+        if len(src.shape) == 1:
+            return src
+        v = src
+
+
+def _drop_dead_chain(graph: ir.Graph, node: ir.Node) -> None:
+    """Remove ``node`` and the producers feeding only it, once nothing reads them."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.graph is None or any(o.uses() or o.is_graph_output() for o in n.outputs):
+            continue
+        ins = [v.producer() for v in n.inputs if v is not None and v.producer() is not None]
+        graph.remove(n, safe=True)
+        stack.extend(ins)
+
+
+def push_transposes(model: ir.Model) -> int:
+    """Run the layout pass on ``model``'s main graph in place; returns the number of rewrites."""
+    opset = model.opset_imports.get("", 18)
+    return _Pass(model.graph, opset).run()
+
+
+def count_transposes(model: ir.Model) -> int:
+    """How many Transpose nodes the main graph has."""
+    return sum(1 for n in model.graph if n.op_type == "Transpose")
