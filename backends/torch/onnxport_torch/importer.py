@@ -787,6 +787,31 @@ class TorchBackend(ExportSupport):
     """The PyTorch backend: ONNX -> ``torch.nn.Module``; ``torch.nn.Module`` -> ONNX (ExportSupport)."""
 
     name = "torch"
+
+    # -- native files (onnxport convert): see onnxport_torch.native ---------------------------------------
+    native_suffixes = (".pt2", ".pt")
+
+    def can_load(self, path: Any) -> bool:
+        """Whether ``path`` is a native file or folder this backend reads."""
+        from . import native
+
+        return native.can_load(path)
+
+    def save(self, native_obj: Any, path: Any, example_inputs: Any = ()) -> None:
+        """Write ``native_obj`` as native files at ``path`` (see :mod:`onnxport_torch.native`)."""
+        from . import native
+
+        native.save(native_obj, path, example_inputs)
+
+    def load(self, path: Any) -> Any:
+        """The callable native object at ``path``."""
+        return self.load_with_inputs(path)[0]
+
+    def load_with_inputs(self, path: Any) -> tuple[Any, tuple[Any, ...]]:
+        """The native object at ``path`` and example inputs to export it with."""
+        from . import native
+
+        return native.load(path)
     #: model-local functions become reusable submodules (``prepare(keep_functions=...)``)
     keep_functions = True
 
