@@ -1,13 +1,18 @@
 """Native torch files for ``onnxport convert``: ``.pt2`` (a ``torch.export`` program) and ``.pt``.
 
-A ``.pt`` file holds ``{"state_dict": ..., "model": graph_module}`` written with ``torch.save``:
-the model is the ``torch.export`` program's ``torch.fx.GraphModule`` (no onnxport needed to run
-it); reload it with ``torch.load(path, weights_only=False)["model"]`` (only from trusted files:
-it unpickles code), or load ``["state_dict"]`` into the module imported from the ONNX file.
+A ``.pt`` file is a ``torch.save``'d dict ``{"state_dict": ..., "program": bytes}``: the weights
+by name and the model as a serialized ``torch.export`` program (no onnxport needed to run it).
+Reload the model with::
+
+    saved = torch.load("model.pt")                       # weights_only loading suffices
+    module = torch.export.load(io.BytesIO(saved["program"])).module()
+
+or load ``saved["state_dict"]`` into the module ``onnxport.import_model`` builds from the ONNX file.
 """
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -37,14 +42,17 @@ def save(module: Any, path: str | Path, example_inputs: Sequence[Any] = ()) -> N
     if path.suffix == ".pt2":
         torch.export.save(program, path)
     else:
-        torch.save({"state_dict": module.state_dict(), "model": program.module()}, path)
+        buf = io.BytesIO()
+        torch.export.save(program, buf)
+        torch.save({"state_dict": module.state_dict(), "program": buf.getvalue()}, path)
 
 
 def load(path: str | Path) -> tuple[Any, tuple[Any, ...]]:
     """A ``.pt2`` program as a callable module and the example inputs it was exported with."""
     path = Path(path)
     if path.suffix == ".pt":
-        return torch.load(path, weights_only=False)["model"], ()
+        saved = torch.load(path)
+        return torch.export.load(io.BytesIO(saved["program"])).module(), ()
     if path.suffix != ".pt2":
         raise InputError(f"the torch backend reads .pt2 programs, not {path.name!r}")
     program = torch.export.load(path)
