@@ -126,6 +126,27 @@ class TransformerBlock(nn.Module):
         return x + self.fc2(torch.relu(self.fc1(self.norm2(x))))
 
 
+class DynamicTransformerBlock(TransformerBlock):
+    """The same block with batch and sequence read from the input: Reshape targets computed at run time."""
+
+    def _split(self, t):
+        return t.reshape(t.shape[0], t.shape[1], self.heads, self.head_dim).transpose(1, 2)
+
+    def forward(self, x):
+        h = self.norm1(x)
+        q, k, v = self._split(self.q(h)), self._split(self.k(h)), self._split(self.v(h))
+        att = torch.softmax(q @ k.transpose(-1, -2) * 0.25, dim=-1)
+        ctx = (att @ v).transpose(1, 2).reshape(x.shape[0], x.shape[1], self.heads * self.head_dim)
+        x = x + self.o(ctx)
+        return x + self.fc2(torch.relu(self.fc1(self.norm2(x))))
+
+
+def dynamic_transformer() -> bytes:
+    """The dynamic block exported with dynamic batch and sequence axes."""
+    torch.manual_seed(0)
+    return export(DynamicTransformerBlock().eval(), torch.randn(2, 6, 16), dynamic_axes={"x": {0: "b", 1: "s"}})
+
+
 def randomize(net: nn.Module, seed: int = 0) -> nn.Module:
     """Random batch-norm statistics (so that folding or not matters), eval mode."""
     torch.manual_seed(seed)

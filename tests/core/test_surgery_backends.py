@@ -35,3 +35,22 @@ def test_pruned_model_fine_tunes_in_torch(name: str) -> None:
     opt.step()
     assert any(not torch.equal(a, p.detach()) for a, p in zip(before, params))
     assert module(torch.from_numpy(x)).square().mean().item() < loss.item()
+
+
+def test_widened_inserted_and_removed_models_import_into_torch() -> None:
+    torch = pytest.importorskip("torch")
+    if "torch" not in onnxport.backends():
+        pytest.skip("the torch backend is not installed")
+    from onnxport.edit import insert_layer, remove_layer, widen_channels
+
+    edits = {
+        "densenet": widen_channels(nets.onnx_bytes("densenet", False), "/block/block.1/conv/Conv", 7, init="net2net"),
+        "resnet": insert_layer(nets.onnx_bytes("resnet", False), after="/blocks/blocks.0/Relu_1_output_0",
+                               layer="conv", kernel_size=3),
+        "mobilenet": remove_layer(nets.onnx_bytes("mobilenet", False), "/blocks/blocks.2/body/body.0/Conv"),
+    }
+    for name, model in edits.items():
+        x = np.random.default_rng(7).standard_normal(SHAPES[name]).astype(np.float32)
+        module = onnxport.import_model(model, backend="torch")
+        np.testing.assert_allclose(module(torch.from_numpy(x)).detach().numpy(), run(model, x),
+                                   rtol=1e-4, atol=1e-5, err_msg=name)

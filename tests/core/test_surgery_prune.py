@@ -9,6 +9,7 @@ import onnxruntime as ort
 import pytest
 
 from onnxport.edit import prune_channels, size_groups
+from onnxport.surgery._model import const_array
 from onnxport.surgery.groups import OUT_ROLES, channel_indices
 
 pytest.importorskip("torch")
@@ -74,3 +75,31 @@ def test_input_model_is_not_changed() -> None:
     snapshot = ir.serde.serialize_model(model).SerializeToString()
     prune_channels(model, keep=keep)
     assert ir.serde.serialize_model(model).SerializeToString() == snapshot
+
+
+def test_head_dim_is_pruned_in_every_head_of_q_and_k() -> None:
+    model = nets.onnx_bytes("transformer", True)
+    groups = size_groups(model)
+    head = groups["/q/MatMul"]
+    assert head is groups["/k/MatMul"] and head.size == 8  # q.k contracts the head dim: one group
+    assert groups["/v/MatMul"] is not head
+    pruned = prune_channels(model, keep={"/q/MatMul": [0, 1, 2, 3, 4]})
+    q_weight = [n.inputs[1] for n in pruned.graph if n.name == "/q/MatMul"][0]
+    assert tuple(q_weight.shape) == (16, 10)  # 2 heads x 5
+    targets = [const_array(n.inputs[1]).tolist() for n in pruned.graph if n.op_type == "Reshape"]
+    assert [2, 6, 2, 5] in targets and [2, 6, 2, 8] in targets  # q, k split; v keeps its 8
+    x = np.random.default_rng(1).standard_normal(SHAPES["transformer"]).astype(np.float32)
+    assert run(pruned, x).shape == (2, 6, 16)
+    original = onnx.load_from_string(model)
+    assert [n.name for n in pruned.graph] == [n.name for n in original.graph.node]  # nothing renamed or lost
+    assert {o for n in original.graph.node for o in n.output} == {
+        v.name for n in pruned.graph for v in n.outputs}
+
+
+def test_reshape_target_concatenated_from_run_time_dims_follows() -> None:
+    model, keep = kill_channels(nets.dynamic_transformer())  # Reshape(t, Concat(b, s, 2, 8))
+    groups = size_groups(model)
+    assert groups["/q/MatMul"].prunable and groups["/q/MatMul"].size == 8
+    x = np.random.default_rng(2).standard_normal((3, 5, 16)).astype(np.float32)  # not the export's sizes
+    pruned = prune_channels(model, keep=keep)
+    np.testing.assert_allclose(run(pruned, x), run(model, x), rtol=1e-4, atol=1e-5)

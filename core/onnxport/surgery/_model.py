@@ -100,8 +100,10 @@ def private_const(graph: ir.Graph, node: ir.Node, index: int) -> ir.Value:
     if array is None:
         raise SizeAlignmentError(f"node {label(node)}: input {index} is not a constant")
     users = {id(u) for u, _ in value.uses()}
-    if len(users) <= 1 and not value.is_graph_output() and value.const_value is not None:
-        return value
+    producer = value.producer()
+    own = value.const_value is not None or (producer is not None and producer.op_type == "Constant")
+    if len(users) <= 1 and not value.is_graph_output() and own:
+        return value  # an initializer or a Constant node of its own: edited in place
     base = f"{node.name or node.op_type}_in{index}"
     name, k = base, 0
     while name in graph.initializers:
@@ -111,6 +113,8 @@ def private_const(graph: ir.Graph, node: ir.Node, index: int) -> ir.Value:
                      const_value=ir.tensor(array, name=name))
     graph.register_initializer(fresh)
     node.replace_input_with(index, fresh)
+    if producer is not None and producer.op_type == "Constant" and not value.uses() and not value.is_graph_output():
+        producer.graph.remove(producer, safe=True)  # the Constant node has no reader left
     return fresh
 
 

@@ -7,7 +7,7 @@ from math import prod
 
 import onnx_ir as ir
 
-from ._model import const_array, label, weight_array
+from ._model import const_array, label, static_dims, weight_array
 from .groups import Analysis, Member, Segment
 
 Rule = Callable[[Analysis, ir.Node], None]
@@ -378,13 +378,61 @@ def reshape(a: Analysis, node: ir.Node) -> None:
         return
     target = const_array(node.inputs[1])
     dims, out = a.dims(x), a.dims(y)
-    if target is None:
-        _opaque(a, node, f"Reshape {label(node)}: its target shape is computed at run time")
-        return
-    if dims is None or out is None:
+    if dims is None:
         _opaque(a, node, f"Reshape {label(node)}: unknown shapes")
         return
-    _reshape(a, node, x, y, dims, out, [int(t) for t in target.reshape(-1)])
+    if target is not None:
+        literal = [int(t) for t in target.reshape(-1)]
+        refs = [(node.inputs[1], node, j) if t > 0 else None for j, t in enumerate(literal)]
+    else:
+        pieces = _concat_target(node.inputs[1])
+        if pieces is None:
+            _opaque(a, node, f"Reshape {label(node)}: its target shape is computed at run time")
+            return
+        literal = [t for t, _ in pieces]
+        refs = [ref for _, ref in pieces]
+    resolved = _resolve_target(dims, literal, int(_attr(node, "allowzero", 0)))
+    if out is None or len(out) != len(resolved) or any(o is None for o in out):
+        out = resolved if out is None or len(out) != len(resolved) else [
+            o if o is not None else r for o, r in zip(out, resolved)]
+    _reshape(a, node, x, y, dims, out, refs)
+
+
+def _concat_target(value: ir.Value) -> list[tuple[int | None, tuple | None]] | None:
+    """A Reshape target built by Concat of constants and run-time dims (``x.shape[0]``):
+    per entry its literal (``None`` when computed) and where the literal lives."""
+    node = value.producer()
+    if node is None or node.op_type != "Concat" or node.domain not in ("", "ai.onnx"):
+        return None
+    out: list[tuple[int | None, tuple | None]] = []
+    for v in node.inputs:
+        arr = const_array(v)
+        if arr is not None:
+            out += [(int(t), (v, node, k) if t > 0 else None) for k, t in enumerate(arr.reshape(-1))]
+            continue
+        d = static_dims(v)
+        if d is None or len(d) != 1 or d[0] is None:
+            return None
+        out += [(None, None)] * d[0]
+    return out
+
+
+def _resolve_target(dims: list[int | None], target: list[int | None], allowzero: int) -> list[int | None]:
+    """Output dims of a Reshape: 0 copies the input dim, -1 is inferred where the rest is known."""
+    out: list[int | None] = []
+    for j, t in enumerate(target):
+        if t == 0 and not allowzero:
+            out.append(dims[j] if j < len(dims) else None)
+        elif t is None or t < 0:
+            out.append(None)
+        else:
+            out.append(t)
+    if -1 in target and None not in dims:
+        known = [o for j, o in enumerate(out) if target[j] != -1]
+        if None not in known:
+            total = prod(dims)
+            out[target.index(-1)] = total // max(1, prod(known))
+    return out
 
 
 def _blocks(ind: list[int | None], outd: list[int | None]) -> list[tuple[list[int], list[int]]] | None:
@@ -421,7 +469,7 @@ def _blocks(ind: list[int | None], outd: list[int | None]) -> list[tuple[list[in
 
 
 def _reshape(a: Analysis, node: ir.Node, x: ir.Value, y: ir.Value, ind: list, outd: list,
-             target: list[int] | None) -> None:
+             refs: list[tuple | None] | None) -> None:
     blocks = _blocks(ind, outd)
     tracked = a.tracked(x)
     if blocks is None:
@@ -433,8 +481,9 @@ def _reshape(a: Analysis, node: ir.Node, x: ir.Value, y: ir.Value, ind: list, ou
             a.fix(lay, f"node {label(node)} drops a channel axis")
 
     def shape_entry(j: int) -> None:
-        if target is not None and j < len(target) and target[j] > 0:
-            a.add(Member("shape", node.inputs[1], j, list(a.tracked(y)[j]), node, entry=j))
+        if refs is not None and j < len(refs) and refs[j] is not None:
+            value, owner, k = refs[j]
+            a.add(Member("shape", value, j, list(a.tracked(y)[j]), owner, entry=k))
 
     for bi, bj in blocks:
         hit = [ax for ax in bi if ax in tracked]

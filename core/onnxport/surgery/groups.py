@@ -98,6 +98,8 @@ class Group:
         params = _unique(f"{m.value.name}[{m.axis}]" for m in self.params)
         if params:
             lines.append(f"           params: {_short(params)}")
+        if self.mixes:
+            lines.append(f"           combined by: {_short(_unique(self.mixes), 3)}")
         if self.fixed:
             lines.append(f"           fixed: {self.fixed}")
         return "\n".join(lines)
