@@ -42,6 +42,9 @@ EXPECTED: dict[tuple[str, str, str, str], str] = {
     ("jax", "torch", "cnn", "param_count"):
         "bug, JAX exporter: batch-norm statistics the function closes over are written as initializers "
         "feeding Sub/Div (no BatchNormalization), so an importer takes them for weights (385 vs 377)",
+    ("jax", "tensorflow", "control_flow", "outputs"):
+        "bug, TensorFlow importer: a ReduceSum inside the Loop body (tf.while_loop) sees a loop-carried "
+        "value of unknown rank and raises ConversionError ('a value of unknown rank')",
     ("*", "jax", "control_flow", "grad_step"):
         "the JAX importer runs an ONNX Loop with a data-dependent trip count as lax.while_loop, which "
         "JAX cannot differentiate in reverse mode (no bound on the trip count to unroll a scan with)",

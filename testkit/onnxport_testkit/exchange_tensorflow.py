@@ -119,5 +119,5 @@ def grad_step(m, ins: list[np.ndarray]) -> tuple[float, float]:
     grads = tape.gradient(before, m.trainable_variables)
     for v, g in zip(m.trainable_variables, grads):
         if g is not None:
-            v.assign_sub(0.1 * g)
+            v.assign_sub(0.1 * tf.convert_to_tensor(g))  # a Gather's gradient comes as IndexedSlices
     return float(before), float(loss())
