@@ -63,7 +63,7 @@ def writer_of(path: str | os.PathLike, to: str | None) -> str:
     if to is not None:
         be = api.get_backend(to)
         suffixes = getattr(be, "native_suffixes", None)
-        if not hasattr(be, "save") or suffixes is None:
+        if not _supports(be, "save") or suffixes is None:
             raise BackendNotFoundError(f"backend {to!r} cannot save native files; write a .onnx file instead")
         if p.suffix not in suffixes:
             raise InputError(f"backend {to!r} writes {', '.join(s or 'a folder' for s in suffixes)}, not {p.name!r}")
@@ -72,6 +72,12 @@ def writer_of(path: str | os.PathLike, to: str | None) -> str:
         if p.suffix and p.suffix in (getattr(api.get_backend(name), "native_suffixes", None) or ()):
             return name
     raise InputError(f"{p.name!r}: the suffix names no target; use .onnx, .pt2, .pt or a folder with --to BACKEND")
+
+
+def _supports(be: Any, feature: str) -> bool:
+    """Whether ``be`` implements ``feature`` (the backend contract's ``supports`` where it has one)."""
+    supports = getattr(be, "supports", None)
+    return bool(supports(feature)) if supports is not None else hasattr(be, feature)
 
 
 @contextlib.contextmanager
