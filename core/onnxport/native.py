@@ -147,13 +147,13 @@ def convert_file(src: str | os.PathLike, out: str | os.PathLike, *, to: str | No
             be = api.get_backend(source)
             native, example = be.load_with_inputs(src)
             step("export")
-            model = api.export_model(native, example, opset=opset, backend=source)
+            model = _export(source, native, example, opset)
         if target == "onnx":
             if source == "onnx":  # through the framework named with --to and back
                 be = api.get_backend(to)
                 native = api.import_model(model, backend=to)
                 example = tuple(be.from_numpy(x) for x in random_inputs(model))
-                model = api.export_model(native, example, opset=opset, backend=to)
+                model = _export(to, native, example, opset)
             step("save")
             _io.save(model, out)
             result = Converted(source, "onnx", out)
@@ -177,6 +177,15 @@ def convert_file(src: str | os.PathLike, out: str | os.PathLike, *, to: str | No
             reloaded = be.load(out)
             result.max_diff = _max_diff(model, lambda xs: _run_native(be, reloaded, xs))
         return result
+
+
+def _export(backend: str, native: Any, example: tuple[Any, ...], opset: int | None) -> ir.Model:
+    """Export ``native`` through ``backend`` itself (a loaded file's object need not be one the
+    backend's ``onnxport_backend_for`` hook claims, e.g. a restored SavedModel)."""
+    be = api.get_backend(backend)
+    if not hasattr(be, "export_model"):
+        raise BackendNotFoundError(f"backend {backend!r} cannot export models yet; write its native files instead")
+    return be.export_model(native, example, opset=opset)
 
 
 def _ort_runner(model: ir.Model) -> Any:

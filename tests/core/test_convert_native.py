@@ -108,6 +108,17 @@ def test_onnx_to_savedmodel_and_keras_in(capsys, tmp_path, mlp_path) -> None:
     assert _checked(out) < 1e-5
 
 
+@pytest.mark.xfail(strict=True, reason="the TensorFlow exporter has no primitive for StatefulPartitionedCall "
+                   "(a restored SavedModel's call is not inlined): UnsupportedOpError")
+def test_savedmodel_in(capsys, tmp_path, mlp_path) -> None:
+    _need("tensorflow")
+    folder = tmp_path / "saved"
+    assert run(capsys, "convert", mlp_path, "-o", str(folder), "--to", "tensorflow")[0] == 0
+    code, out, err = run(capsys, "convert", str(folder), "-o", str(tmp_path / "s.onnx"), "--check")
+    assert code == 0, err
+    assert _checked(out) < 1e-5
+
+
 def test_folder_needs_a_backend_and_unknown_input_names_packages(capsys, tmp_path, mlp_path) -> None:
     code, _, err = run(capsys, "convert", mlp_path, "-o", str(tmp_path / "folder"))
     assert code == 1 and "--to BACKEND" in err
