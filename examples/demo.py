@@ -100,6 +100,32 @@ def fine_tune_resnet(steps: int) -> tuple[tuple, bool]:
     return ("resnet(torch.onnx)", diff, losses[0], losses[-1], steps, seconds, "ok" if good else "FAIL"), good
 
 
+def exchange_round_trip() -> tuple[tuple, bool] | None:
+    """A torch CNN -> JAX -> TensorFlow through ONNX, each hop checked against the torch output;
+    None when the JAX or TensorFlow backend is not installed."""
+    import onnxport
+
+    if not {"jax", "tensorflow"} <= set(onnxport.backends()):
+        return None
+    import jax.numpy as jnp
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Linear(8 * 4 * 4, 5)).eval()
+    x = torch.randn(2, 3, 8, 8)
+    start = time.perf_counter()
+    with torch.no_grad():
+        ref = model(x).numpy()
+    jax_model = onnxport.convert(model, to="jax", example_inputs=(x,))
+    y_jax = np.asarray(jax_model(x.numpy()))
+    tf_model = onnxport.convert(jax_model, to="tensorflow", example_inputs=(jnp.asarray(x.numpy()),))
+    y_tf = np.asarray(tf_model(x.numpy()))
+    seconds = time.perf_counter() - start
+    d_jax, d_tf = float(np.abs(y_jax - ref).max()), float(np.abs(y_tf - ref).max())
+    good = d_jax < 1e-4 and d_tf < 1e-4
+    return ("torch -> jax -> tensorflow", d_jax, d_tf, seconds, "ok" if good else "FAIL"), good
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="*", default=None, help="light model names (default: all)")
@@ -116,6 +142,15 @@ def main(argv: list[str] | None = None) -> int:
     print("\nfine-tuning: head replaced by a 4-class nn.Linear, Adam on random data")
     print(f"{'model':>20} {'max|d| torch':>13} {'loss first':>11} {'loss last':>10} {'steps':>6} {'import s':>9}")
     print(f"{row[0]:>20} {row[1]:>13.2e} {row[2]:>11.4f} {row[3]:>10.4f} {row[4]:>6} {row[5]:>9.2f}  {row[6]}")
+    trip = exchange_round_trip()
+    if trip is None:
+        print("\nexchange: the jax and tensorflow backends are not installed (pip install onnxport-jax onnxport-tensorflow)")
+    else:
+        row, trip_ok = trip
+        good = good and trip_ok
+        print("\nexchange: a torch CNN through ONNX into JAX, then from JAX into TensorFlow")
+        print(f"{'route':>28} {'max|d| jax':>11} {'max|d| tf':>10} {'seconds':>8}")
+        print(f"{row[0]:>28} {row[1]:>11.2e} {row[2]:>10.2e} {row[3]:>8.2f}  {row[4]}")
     return 0 if ok and good else 1
 
 

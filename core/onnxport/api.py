@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import types
 from typing import Any
 
 import onnx
@@ -66,6 +67,11 @@ def prepare(model: Any, backend: str = "torch", **options: Any) -> _convert.Impo
     return _convert.prepare(_fresh_model(model), backend, registry(), **options)
 
 
+#: module roots whose objects another backend's distribution exports (the hint in BackendNotFoundError)
+_PACKAGE_OF = {"keras": "tensorflow", "flax": "jax", "jaxlib": "jax", "builtins": "<framework>",
+               "numpy": "<framework>"}
+
+
 def backend_for(obj: Any, example_inputs: Any = ()) -> str:
     """The backend that exports ``obj`` (asked through the ``onnxport_backend_for`` hook); for a
     plain function, the backend that claims its first example input (a torch tensor, a JAX array)."""
@@ -75,9 +81,13 @@ def backend_for(obj: Any, example_inputs: Any = ()) -> str:
         if first is not None:
             name = manager().hook.onnxport_backend_for(obj=first)
     if name is None:
+        probe = _first_leaf(example_inputs) if isinstance(obj, types.FunctionType) else obj
+        mro = type(obj if probe is None else probe).__mro__
+        root = mro[-2 if len(mro) > 1 else -1].__module__.split(".")[0]  # the framework's base class
+        root = _PACKAGE_OF.get(root, root)
         raise BackendNotFoundError(
             f"no installed backend exports objects of type {type(obj).__module__}.{type(obj).__qualname__}"
-            f" (installed: {', '.join(backends()) or 'none'})"
+            f" (installed: {', '.join(backends()) or 'none'}); pip install onnxport-{root}"
         )
     return name
 
@@ -109,15 +119,22 @@ def export_model(obj: Any, example_inputs: Any = (), *, opset: int | None = None
     return exp.export_model(obj, example_inputs, opset=opset, **options)
 
 
-def convert(obj: Any, to: str, example_inputs: Any = (), *, opset: int | None = None, **options: Any) -> Any:
+def convert(obj: Any, to: str, example_inputs: Any = (), *, opset: int | None = None,
+            export_options: dict[str, Any] | None = None, **options: Any) -> Any:
     """Move a framework object to another framework: export it to ONNX, then import it into ``to``.
 
-    :param obj: a framework object an installed backend exports (``torch.nn.Module`` ...).
-    :param to: the backend to import into (``"torch"``, ``"jax"`` ...).
+    :param obj: a framework object an installed backend exports (``torch.nn.Module``, a Keras
+        model, a JAX function ``fn(params, *inputs)`` with ``export_options={"params": params}``),
+        or an ONNX model (a path, bytes, ``ModelProto`` or ``onnx_ir.Model``: only imported).
+    :param to: the backend to import into (``"torch"``, ``"jax"``, ``"tensorflow"``).
     :param example_inputs: inputs the exporter traces ``obj`` with.
     :param opset: the opset of the intermediate ONNX model (default: the exporter's).
+    :param export_options: options of the exporting backend (``params=``, ``dynamic_shapes=`` ...).
     :param options: import options of the target backend.
+    :raises BackendNotFoundError: the exporter or the importer is not installed (naming the package).
     """
     get_backend(to)
-    model = export_model(obj, example_inputs, opset=opset)
+    if isinstance(obj, (str, os.PathLike, bytes, onnx.ModelProto, ir.Model)):
+        return import_model(obj, backend=to, **options)
+    model = export_model(obj, example_inputs, opset=opset, **(export_options or {}))
     return import_model(model, backend=to, **options)

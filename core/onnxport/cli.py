@@ -159,36 +159,13 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 # -- convert ---------------------------------------------------------------------------------------
 def cmd_convert(args: argparse.Namespace) -> int:
-    from . import api
-    from . import io as _io
-    from .backend import export_part
+    from . import native
 
-    be = api.get_backend(args.backend)
-    out = Path(args.output)
-    if out.suffix == ".onnx":
-        # through the framework and back: import, then export the native object
-        exp = export_part(be)
-        if exp is None or not be.supports("from_numpy"):
-            raise OnnxportError(f"backend {args.backend!r} cannot export models yet; save to another format")
-        from .check import random_inputs
-
-        model = _io.load(args.model)
-        native = api.import_model(args.model, backend=args.backend)
-        example = tuple(be.from_numpy(x) for x in random_inputs(model))
-        exported = exp.export_model(native, example, opset=args.opset)
-        _io.save(exported, out)
-        _out(f"imported into {args.backend} and exported to {out}")
-        return 0
-    if not be.supports("save"):
-        raise OnnxportError(
-            f"backend {args.backend!r} cannot save native objects (no save()); write a .onnx file instead"
-        )
-    from .check import random_inputs
-
-    native = api.import_model(args.model, backend=args.backend)
-    example = tuple(be.from_numpy(x) for x in random_inputs(_io.load(args.model), dim=2))
-    be.save(native, out, example)
-    _out(f"imported into {args.backend} and saved to {out}")
+    result = native.convert_file(args.model, args.output, to=args.to, opset=args.opset, check=args.check)
+    via = f" through {args.to}" if result.source == result.target == "onnx" else ""
+    _out(f"converted {result.source} {args.model} -> {result.target} {result.output}{via}")
+    if result.max_diff is not None:
+        _out(f"check: max |difference| from onnxruntime on random inputs: {result.max_diff:.3g}")
     return 0
 
 
@@ -329,11 +306,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--atol", type=float, default=1e-4)
     s.set_defaults(func=cmd_check)
 
-    s = sub.add_parser("convert", help="import into a backend, then save natively or export back to .onnx")
-    s.add_argument("model")
-    s.add_argument("--backend", required=True)
-    s.add_argument("--output", "-o", required=True, help="a .onnx path (export back) or a native file (backend save())")
+    s = sub.add_parser("convert", help="ONNX or native files in, ONNX or native files out (the suffix picks the target)")
+    s.add_argument("model", help="an .onnx file, a .pt2 program, a SavedModel folder, a .keras file or a JAX folder")
+    s.add_argument("--output", "-o", required=True,
+                   help=".onnx, .pt2 (torch.export program), .pt (state dict + torch.save'd module), "
+                        "or a folder with --to tensorflow (SavedModel) / --to jax (params.npz + model.onnx)")
+    s.add_argument("--to", "--backend", dest="to",
+                   help="the target backend (needed for a folder; with .onnx in and out: the framework to go through)")
     s.add_argument("--opset", type=int, help="opset of the exported model")
+    s.add_argument("--check", action="store_true",
+                   help="run the result and onnxruntime on random inputs and print the max difference")
     s.set_defaults(func=cmd_convert)
 
     s = sub.add_parser("coverage", help="op x opset x backend x direction coverage from testkit reports")

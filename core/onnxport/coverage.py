@@ -95,6 +95,8 @@ class Coverage:
     #: (op, version, backend, direction) -> Cell: a cell depends on the op's version, not the opset
     cells: dict[tuple[str, int, str, str], Cell] = dataclasses.field(default_factory=dict)
     runs: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    #: model -> (exporter, importer) -> row of tests/test_exchange.py (see :mod:`onnxport.coverage_exchange`)
+    exchange: dict[str, dict[tuple[str, str], dict[str, Any]]] = dataclasses.field(default_factory=dict)
 
     @property
     def columns(self) -> list[tuple[str, str]]:
@@ -109,6 +111,7 @@ class Coverage:
             "backends": self.backends,
             "directions": list(self.directions),
             "statuses": list(STATUSES),
+            "exchange": {m: {f"{s}->{t}": row for (s, t), row in cells.items()} for m, cells in self.exchange.items()},
             "opsets": {
                 str(n): {
                     "totals": oc.totals(self.backends),
@@ -272,7 +275,8 @@ def merge(reports: Sequence[dict[str, Any]], sources: Sequence[str] = ()) -> dic
     runs = [{"report": src, "filters": rep.get("filters") or {}, "backends": sorted(rep.get("registry") or {})}
             for rep, src in zip(reports, list(sources) + [""] * len(reports))]
     return {"onnx": ", ".join(versions), "registry": registry, "covered": covered, "runs": runs,
-            "results": [r for rep in reports for r in rep["results"]]}
+            "results": [r for rep in reports for r in rep["results"]],
+            "exchange": [row for rep in reports for row in rep.get("exchange") or []]}
 
 
 # -- building ------------------------------------------------------------------------------------
@@ -327,8 +331,10 @@ def build(report: dict[str, Any], opsets: Iterable[int] | None = None, source: s
                     opset_cells[(op, b, d)] = cells[key]
         result[n] = OpsetCoverage(n, versions, opset_cells)
     filters = {"ops": sorted({t for run in report.get("runs", []) for t in (run["filters"].get("ops") or [])})}
+    from .coverage_exchange import collect
+
     return Coverage(backends, result, str(report.get("onnx", "?")), source, filters, DIRECTIONS, rows, cells,
-                    list(report.get("runs", [])))
+                    list(report.get("runs", [])), collect([report]))
 
 
 def from_report(path: str | os.PathLike, opsets: Iterable[int] | None = None) -> Coverage:
@@ -394,6 +400,10 @@ def to_markdown(cov: Coverage, opset: int | None = None) -> str:
     for op, v in sorted(oc.versions.items()):
         cells = [cell_text(oc.cells[(op, b, d)]) for b, d in cols]
         lines.append(f"| {op} | {v or cov.rows.get(op, ('-',))[0] or '-'} | " + " | ".join(cells) + " |")
+    if cov.exchange:
+        from .coverage_exchange import to_markdown as exchange_md
+
+        lines += ["", exchange_md(cov.exchange)]
     return "\n".join(lines) + "\n"
 
 

@@ -58,7 +58,10 @@ def page_data(cov: Coverage) -> dict[str, Any]:
 def to_html(cov: Coverage) -> str:
     """One static HTML file: opset selector, search, status filter, totals and a sortable op table."""
     data = json.dumps(page_data(cov), separators=(",", ":")).replace("</", "<\\/")
-    return _HTML.replace("__ONNX__", html.escape(cov.onnx_version)).replace("__DATA__", data)
+    from .coverage_exchange import to_html as exchange_html
+
+    page = _HTML.replace("__ONNX__", html.escape(cov.onnx_version)).replace("__DATA__", data)
+    return page.replace("</script></body></html>", "</script>\n" + exchange_html(cov.exchange) + "</body></html>")
 
 
 _HTML = """<!DOCTYPE html>

@@ -341,8 +341,12 @@ class ResultCollector:
 
     def __init__(self) -> None:
         self.results: list[dict[str, Any]] = []
+        self.exchange: list[dict[str, Any]] = []  # tests/test_exchange.py: one row per pair and model
 
     def pytest_runtest_logreport(self, report) -> None:
+        pair = dict(report.user_properties).get("onnxport_exchange")
+        if pair is not None and report.when == "call":
+            self.exchange.append(pair)
         info = dict(report.user_properties).get("onnxport")
         if info is None:
             return
@@ -428,7 +432,8 @@ def _official_summary(terminalreporter, by_backend: dict[tuple[str, str], dict[s
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
     results = config.stash[_COLLECTOR].results
-    if not results:
+    exchange = config.stash[_COLLECTOR].exchange
+    if not results and not exchange:
         return
     by_backend: dict[tuple[str, str], dict[str, int]] = {}
     for r in results:
@@ -442,7 +447,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
         terminalreporter.write_line(
             f"{backend:12s} {kind:9s} cases: {passed}/{total} passed ({100.0 * passed / max(total, 1):.1f}%) [{detail}]"
         )
-    if not _selection(config).active:
+    if exchange:
+        passed = sum(r["status"] == "passed" for r in exchange)
+        terminalreporter.write_line(f"exchange pairs x models: {passed}/{len(exchange)} passed")
+    if not _selection(config).active and results:
         _official_summary(terminalreporter, by_backend)
     path = config.getoption("--onnxport-report")
     if path:
@@ -457,6 +465,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
             "registry": registry_snapshot(),
             "results": results,
             "aggregates": aggregates(results),
+            "exchange": exchange,
         }
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(json.dumps(report, indent=1, default=str))

@@ -94,15 +94,10 @@ def test_check_per_node_names_the_first_diverging_node(capsys, monkeypatch, mlp_
     assert "input 0 'h': float32[1, 8] min" in out
 
 
-def test_convert_without_exporter_or_save_is_a_clear_error(capsys, tmp_path, mlp_path) -> None:
-    from onnxport import get_backend
-
-    be = get_backend("torch")
+def test_convert_to_an_unknown_suffix_is_a_clear_error(capsys, tmp_path, mlp_path) -> None:
     code, out, err = run(capsys, "convert", mlp_path, "--backend", "torch", "-o", str(tmp_path / "m.bin"))
-    if hasattr(be, "save"):
-        assert code == 0 and (tmp_path / "m.bin").exists()
-    else:
-        assert code == 1 and "cannot save native objects" in err
+    assert code == 1 and "backend 'torch' writes .pt2, .pt, not 'm.bin'" in err
+    assert not (tmp_path / "m.bin").exists()
 
 
 def test_coverage_writes_every_format(capsys, tmp_path) -> None:

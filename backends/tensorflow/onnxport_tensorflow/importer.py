@@ -247,6 +247,10 @@ class TfModel(tf.Module):
     SavedModel whose loaded object is called the same way (positionally).
     """
 
+    #: folded constants keyed by graph values: no variables, and tf.Module's walk over attributes
+    #: (``trainable_variables``) cannot handle their non-string keys
+    _TF_MODULE_IGNORED_PROPERTIES = tf.Module._TF_MODULE_IGNORED_PROPERTIES | frozenset({"_static"})
+
     def __init__(self, program: Program, variables: dict[str, tf.Variable], var_values: dict[str, ir.Value],
                  static: dict[ir.Value, Any], info: dict[str, Any], mode: Mode, random: bool,
                  seed: int | None, name: str | None = None):
@@ -604,6 +608,31 @@ class TensorflowBackend(ExportSupport, Backend):
 
     name = "tensorflow"
 
+    # -- native files (onnxport convert): see onnxport_tensorflow.native ---------------------------------------
+    native_suffixes = ("",)  # a SavedModel folder
+
+    def can_load(self, path: Any) -> bool:
+        """Whether ``path`` is a native file or folder this backend reads."""
+        from . import native
+
+        return native.can_load(path)
+
+    def save(self, native_obj: Any, path: Any, example_inputs: Any = ()) -> None:
+        """Write ``native_obj`` as native files at ``path`` (see :mod:`onnxport_tensorflow.native`)."""
+        from . import native
+
+        native.save(native_obj, path, example_inputs)
+
+    def load(self, path: Any) -> Any:
+        """The callable native object at ``path``."""
+        return self.load_with_inputs(path)[0]
+
+    def load_with_inputs(self, path: Any) -> tuple[Any, tuple[Any, ...]]:
+        """The native object at ``path`` and example inputs to export it with."""
+        from . import native
+
+        return native.load(path)
+
     @property
     def expected_failures(self) -> dict[str, str]:
         from .expected_failures import EXPECTED_FAILURES
@@ -622,15 +651,6 @@ class TensorflowBackend(ExportSupport, Backend):
 
     def to_numpy(self, value: Any) -> np.ndarray:
         return to_numpy(value)
-
-    def save(self, native: Any, path: str | Any, example_inputs: Any = ()) -> None:
-        """A SavedModel directory whose serving signature is the model's ``tf.function``."""
-        sig = native.serve.get_concrete_function() if native.input_signature is not None else None
-        tf.saved_model.save(native, str(path), signatures=sig)
-
-    def load(self, path: str | Any) -> Any:
-        """The loaded SavedModel: called positionally like the imported model."""
-        return tf.saved_model.load(str(path))
 
     def run(self, model: TfModel, inputs: list[Any]) -> list[Any]:
         """Run on numpy inputs through the traced ``tf.function``; outputs as numpy (testkit, CLI).

@@ -878,6 +878,32 @@ class TorchBackend(Backend, ExportSupport):
     """The PyTorch backend: ONNX -> ``torch.nn.Module``; ``torch.nn.Module`` -> ONNX (ExportSupport)."""
 
     name = "torch"
+
+    # -- native files (onnxport convert): see onnxport_torch.native ---------------------------------------
+    native_suffixes = (".pt2", ".pt")
+
+    def can_load(self, path: Any) -> bool:
+        """Whether ``path`` is a native file or folder this backend reads."""
+        from . import native
+
+        return native.can_load(path)
+
+    def save(self, native_obj: Any, path: Any, example_inputs: Any = ()) -> None:
+        """Write ``native_obj`` as native files at ``path`` (see :mod:`onnxport_torch.native`)."""
+        from . import native
+
+        native.save(native_obj, path, example_inputs)
+
+    def load(self, path: Any) -> Any:
+        """The callable native object at ``path``."""
+        return self.load_with_inputs(path)[0]
+
+    def load_with_inputs(self, path: Any) -> tuple[Any, tuple[Any, ...]]:
+        """The native object at ``path`` and example inputs to export it with."""
+        from . import native
+
+        return native.load(path)
+
     #: model-local functions become reusable submodules (``prepare(keep_functions=...)``)
     keep_functions = True
 
@@ -906,19 +932,6 @@ class TorchBackend(Backend, ExportSupport):
     def to_numpy(self, tensor: torch.Tensor) -> np.ndarray:
         """A numpy array with exactly the tensor's values and dtype."""
         return dtypes.to_numpy(tensor)
-
-    def save(self, native: Any, path: Any, example_inputs: Any = ()) -> None:
-        """A ``torch.export`` program file (``torch.export.save``) of the module traced on
-        ``example_inputs`` (their shapes are fixed in it); :meth:`load` reads it back."""
-        try:
-            ep = torch.export.export(native, tuple(example_inputs))
-        except Exception as exc:
-            raise ConversionError(f"torch.export could not trace the imported module: {type(exc).__name__}: {exc}") from exc
-        torch.export.save(ep, path)
-
-    def load(self, path: Any) -> nn.Module:
-        """The module of a program file written by :meth:`save`."""
-        return torch.export.load(path).module()
 
     def run(self, module: Any, inputs: list[np.ndarray]) -> list[np.ndarray]:
         """Run an imported module on numpy inputs; outputs as numpy (testkit, CLI)."""

@@ -1,0 +1,64 @@
+"""Native TensorFlow files for ``onnxport convert``: a SavedModel folder (written and read) and
+``.keras`` files (read)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+from onnxport.errors import InputError
+
+
+def can_load(path: str | Path) -> bool:
+    """Whether ``path`` is a SavedModel folder or a ``.keras`` file."""
+    p = Path(path)
+    return (p.is_dir() and (p / "saved_model.pb").is_file()) or (p.suffix == ".keras" and p.is_file())
+
+
+def save(model: Any, path: str | Path, example_inputs: Sequence[Any] = ()) -> None:
+    """Write ``model`` (an imported model or a ``tf.Module``) as a SavedModel folder ``path``;
+    reload it with ``tf.saved_model.load(path)``."""
+    p = Path(path)
+    if p.suffix:
+        raise InputError(f"the tensorflow backend writes a SavedModel folder, not {p.name!r}")
+    if example_inputs:
+        model(*example_inputs)  # traces the call, so the SavedModel holds a concrete function
+    serve = getattr(model, "serve", None)  # an imported model: its tf.function is the serving signature
+    signature = serve.get_concrete_function() if serve is not None and getattr(model, "input_signature", None) is not None else None
+    tf.saved_model.save(model, str(p), signatures=signature)
+
+
+def _example(spec: Any) -> Any:
+    shape = [1 if d is None else d for d in spec.shape]
+    dtype = tf.as_dtype(spec.dtype)
+    if dtype.is_floating:
+        return tf.constant(np.random.default_rng(0).standard_normal(shape).astype(dtype.as_numpy_dtype))
+    return tf.zeros(shape, dtype)
+
+
+def load(path: str | Path) -> tuple[Any, tuple[Any, ...]]:
+    """A ``.keras`` model or a SavedModel's callable, and example inputs from its input signature."""
+    p = Path(path)
+    if p.suffix == ".keras":
+        import keras
+
+        model = keras.saving.load_model(str(p))
+        specs = [tf.TensorSpec(t.shape, t.dtype) for t in model.inputs]
+        return model, tuple(_example(s) for s in specs)
+    if not can_load(p):
+        raise InputError(f"{p} is no SavedModel folder (saved_model.pb) or .keras file")
+    loaded = tf.saved_model.load(str(p))
+    fn = loaded.__call__ if callable(loaded) else None
+    concrete = getattr(fn, "concrete_functions", None) if fn is not None else None
+    if concrete:
+        fn = concrete[0]
+    elif "serving_default" in getattr(loaded, "signatures", {}):
+        fn = loaded.signatures["serving_default"]
+    else:
+        raise InputError(f"{p}: the SavedModel has no __call__ or serving_default signature to export")
+    specs = [s for s in tf.nest.flatten(fn.structured_input_signature) if isinstance(s, tf.TensorSpec)]
+    return loaded, tuple(_example(s) for s in specs)
