@@ -16,4 +16,7 @@ def einsum(ctx, *xs, equation):
 
 @importer("Det", since=22)
 def det(ctx, x):
+    x = tf.convert_to_tensor(x)
+    if x.dtype in (tf.float16, tf.bfloat16):  # TensorFlow has no half-precision determinant kernel
+        return tf.cast(tf.linalg.det(tf.cast(x, tf.float32)), x.dtype)
     return tf.linalg.det(x)

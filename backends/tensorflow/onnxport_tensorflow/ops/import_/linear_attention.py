@@ -13,6 +13,11 @@ from onnxport import importer
 
 from ._static import tensor
 
+#: testkit tolerances beyond the float32 default (rtol 1e-5, atol 1e-6): op -> dtype -> (rtol, atol, reason)
+TEST_TOLERANCES = {
+    "LinearAttention": {"float32": (5e-4, 1e-4, "the state accumulates over the sequence in another order than onnxruntime's kernel (measured 1.7e-5 relative, 3.7e-4 absolute on values near 21)")},
+}
+
 _RULES = ("linear", "gated", "delta", "gated_delta")
 
 

@@ -19,6 +19,11 @@ from ._padding import spatial_settings, window_taps
 from ._static import ints
 from .conv import to_first, to_last
 
+#: testkit tolerances beyond the float32 default (rtol 1e-5, atol 1e-6): op -> dtype -> (rtol, atol, reason)
+TEST_TOLERANCES = {
+    "AveragePool": {"float32": (2e-4, 1e-4, "the official node case's expected values are written to 4 decimals (measured |diff| 5e-5)")},
+}
+
 
 def _spatial(x, cl=False):
     return [int(s) for s in (x.shape[1:-1] if cl else x.shape[2:])]
@@ -77,8 +82,9 @@ def max_pool_values(x, *, auto_pad, ceil_mode, dilations, kernel_shape, pads, st
     nd = len(kernel)
     xl = x if cl else to_last(x, nd)
     padcfg = [(b, e + x_) for b, e, x_ in zip(begins, ends, extra)]
-    if all(d == 1 for d in dilations) and nd in (1, 2, 3) and x.dtype in (tf.float32, tf.float16, tf.float64) \
-            and math.prod(kernel) > 4:
+    # TensorFlow's pooling kernels: float32 at every rank, float16 up to 2-D (no float64, no 3-D float16)
+    kernel_dtype = x.dtype == tf.float32 or (x.dtype == tf.float16 and nd < 3)
+    if all(d == 1 for d in dilations) and nd in (1, 2, 3) and kernel_dtype and math.prod(kernel) > 4:
         cfg = [[0, 0]] + [list(p) for p in padcfg] + [[0, 0]]
         xp = tf.pad(xl, cfg, constant_values=_lowest(x.dtype)) if any(any(p) for p in padcfg) else xl
         y = tf.nn.max_pool(xp, kernel, strides, "VALID")

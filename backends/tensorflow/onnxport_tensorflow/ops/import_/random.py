@@ -82,13 +82,25 @@ def random_normal_like(ctx, x, *, dtype, mean, scale, seed):
     return _normal(ctx, tf.shape(x), _float(ctx, dtype, x), mean, scale, seed)
 
 
-@importer("RandomUniformLike", since=22)
+@importer("RandomUniformLike", since=22, cases=[  # a degenerate range is exact, whatever the draw
+    ImportCase((np.zeros((2, 3), np.float32),), {"low": 0.5, "high": 0.5, "seed": 1.0},
+               expected=(np.full((2, 3), 0.5, np.float32),), name="point"),
+    ImportCase((np.zeros((2,), np.int32),), {"dtype": 11, "low": -3.0, "high": -3.0},
+               expected=(np.full((2,), -3.0, np.float64),), name="from_int32"),
+])
 def random_uniform_like(ctx, x, *, dtype, high, low, seed):
     x = tensor(x)
     return _uniform(ctx, tf.shape(x), _float(ctx, dtype, x), low, high, seed)
 
 
-@importer("Bernoulli", since=22)
+_P = np.array([[0.0, 1.0, 1.0], [1.0, 0.0, 0.0]], np.float32)
+
+
+# probabilities 0 and 1 have one outcome, compared exactly (the official node cases hold numpy's draws)
+@importer("Bernoulli", since=22, cases=[
+    ImportCase((_P,), {"seed": 3.0}, expected=(_P,), name="certain"),
+    ImportCase((_P,), {"dtype": 6, "seed": 1.0}, expected=(_P.astype(np.int32),), name="int32_out"),
+])
 def bernoulli(ctx, x, *, dtype, seed):
     """1 with probability ``x`` (elementwise), in ``dtype`` (default: the input's)."""
     x = tensor(x)
