@@ -54,8 +54,11 @@ def test_bernoulli_frequency():
 
 def test_multinomial_frequencies():
     probs = np.array([0.2, 0.5, 0.3])
-    model = _model(helper.make_node("Multinomial", ["x"], ["y"], sample_size=N, dtype=TensorProto.INT32),
-                   [tensor_info("x", [1, 3])])
+    node = helper.make_node("Multinomial", ["x"], ["y"], sample_size=N, dtype=TensorProto.INT32)
+    graph = helper.make_graph([node], "g", [tensor_info("x", [1, 3])], [tensor_info("y", None, TensorProto.INT32)])
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
+    proto.ir_version = 10
+    model = onnxport.import_model(proto, backend="jax", seed=0)
     y = np.asarray(model(np.log(probs)[None, :].astype(np.float32)))
     assert y.shape == (1, N) and y.dtype == np.int32
     freq = np.bincount(y[0], minlength=3) / N

@@ -81,7 +81,7 @@ def test_training_without_a_key_is_refused_naming_the_node() -> None:
 
 
 def test_seeded_dropout_ignores_the_key() -> None:
-    model = onnxport.import_model(_dropout_model(seed=3.0), backend="jax").train()
+    model = onnxport.import_model(_dropout_model(seed=3), backend="jax").train()
     f = model.jit()
     a = np.asarray(f(model.params, X, rng=jax.random.key(0)))
     b = np.asarray(f(model.params, X, rng=jax.random.key(1)))

@@ -74,7 +74,7 @@ EXPECTED_FAILURES: dict[str, str] = {
     "test_group_normalization_example[float64]": "[mismatch] onnxruntime and onnx.reference disagree with each other by ~2e-7 on float64 GroupNormalization (each keeps some statistics in float32); ours keeps float64 statistics",
     "test_maxunpool_export_with_output_shape[dynbatch]": "[ConversionError] not yet: MaxUnpool sizes its scatter from the static batch and channel counts",
     "test_maxunpool_export_without_output_shape[dynbatch]": "[ConversionError] not yet: MaxUnpool sizes its scatter from the static batch and channel counts",
-    "test_stft[roundtrip]": "[ModelError] the re-exported STFT graph declares the traced TensorFlow output shape (16 frequency bins), which ONNX shape inference computes as 9 (onesided): the import refuses the contradiction",
+    "test_stft[roundtrip]": "[ModelError] the re-exported STFT graph declares 9 frequency bins (the traced values) where ONNX shape inference computes 16; the strict import refuses the contradiction (not yet traced to which side is wrong)",
     # -- random draws (ops/import_: random, dropout)
     **{name: _RANDOM for name in ("test_bernoulli", "test_bernoulli_double", "test_bernoulli_seed",
                                   "test_bernoulli_expanded", "test_bernoulli_double_expanded",

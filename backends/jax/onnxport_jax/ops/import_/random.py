@@ -69,7 +69,12 @@ def random_normal_like(ctx, x, *, dtype, mean, scale, seed):
     return _normal(ctx, x.shape, _float(ctx, dtype, x), mean, scale, seed)
 
 
-@importer("RandomUniformLike", since=22)
+@importer("RandomUniformLike", since=22, cases=[  # a degenerate range is exact, whatever the key
+    ImportCase((np.zeros((2, 3), np.float32),), {"low": 0.5, "high": 0.5, "seed": 1.0},
+               expected=(np.full((2, 3), 0.5, np.float32),), name="point"),
+    ImportCase((np.zeros((2,), np.int32),), {"dtype": 11, "low": -3.0, "high": -3.0},
+               expected=(np.full((2,), -3.0, np.float64),), name="from_int32"),
+])
 def random_uniform_like(ctx, x, *, dtype, high, low, seed):
     return _uniform(ctx, x.shape, _float(ctx, dtype, x), low, high, seed)
 
