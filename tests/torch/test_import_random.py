@@ -16,8 +16,8 @@ torch = pytest.importorskip("torch")
 N = 20000
 
 
-def _run(node, inputs=(), feeds=()):
-    model = make_model([node], list(inputs), [tensor_info(o, None) for o in node.output], opset=22)
+def _run(node, inputs=(), feeds=(), out_type=TensorProto.FLOAT):
+    model = make_model([node], list(inputs), [tensor_info(o, None, out_type) for o in node.output], opset=22)
     imported = onnxport.import_model(model, backend="torch")
     return imported, lambda: imported(*feeds)
 
@@ -34,7 +34,7 @@ def test_random_normal_moments_and_seed():
 def test_random_uniform_like_support_and_unseeded_draws_differ():
     x = torch.zeros(N, dtype=torch.float64)
     node = helper.make_node("RandomUniformLike", ["x"], ["y"], low=-3.0, high=1.0)
-    _, call = _run(node, [tensor_info("x", [N], TensorProto.DOUBLE)], [x])
+    _, call = _run(node, [tensor_info("x", [N], TensorProto.DOUBLE)], [x], out_type=TensorProto.DOUBLE)
     a, b = call(), call()
     assert a.dtype == torch.float64
     assert a.min().item() >= -3.0 and a.max().item() < 1.0
@@ -55,7 +55,7 @@ def test_multinomial_frequencies():
     probs = np.array([0.2, 0.5, 0.3])
     logits = torch.tensor(np.log(probs)[None, :], dtype=torch.float32)
     node = helper.make_node("Multinomial", ["x"], ["y"], sample_size=N, dtype=TensorProto.INT64)
-    _, call = _run(node, [tensor_info("x", [1, 3])], [logits])
+    _, call = _run(node, [tensor_info("x", [1, 3])], [logits], out_type=TensorProto.INT64)
     y = call()
     assert y.shape == (1, N) and y.dtype == torch.int64
     freq = torch.bincount(y[0], minlength=3).double() / N

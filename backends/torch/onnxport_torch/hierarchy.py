@@ -37,8 +37,8 @@ SCOPES_KEY = NAME_SCOPES_KEY
 CLASSES_KEY = CLASS_HIERARCHY_KEY
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$|^[0-9]+$")
-_RESERVED = set(dir(nn.Module)) | set(vars(nn.Module())) | {"graph", "code", "meta", "forward", "onnx_constants",
-                                                             "self"}
+# "self" stays allowed: a submodule called self (BERT's attention.self) is reached as self.self in fx code
+_RESERVED = set(dir(nn.Module)) | set(vars(nn.Module())) | {"graph", "code", "meta", "forward", "onnx_constants"}
 
 
 class Scope(nn.Module):
