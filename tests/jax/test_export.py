@@ -183,14 +183,6 @@ def test_dynamic_shapes_with_reshape():
     np.testing.assert_allclose(_ort(proto, x5)[0], np.asarray(f(x5)), rtol=RTOL, atol=1e-4)
 
 
-def test_torch_accepts_dict_dynamic_shapes():
-    torch = pytest.importorskip("torch")
-    lin = torch.nn.Linear(4, 2).eval()
-    model = onnxport.export_model(lin, (torch.randn(3, 4),), dynamic_shapes=({0: "batch"},))
-    proto = _proto(model)
-    assert proto.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "batch"
-
-
 def test_opset_option():
     x = jnp.ones((2, 3))
     proto = _proto(onnxport.export_model(lambda a: jnp.tanh(a), (x,), opset=15))
