@@ -9,7 +9,8 @@ import numpy as np
 import onnx_ir as ir
 import tensorflow as tf
 
-from onnxport.driver import node_label
+from onnxport import context as _core
+from onnxport.context import Mode  # noqa: F401 - the train/eval flag, shared with the core
 from onnxport.errors import ConversionError
 
 from . import dtypes
@@ -21,21 +22,6 @@ class DataDependentError(ConversionError):
     Raised while tracing ``tf.function`` for attributes TensorFlow needs at trace time (an
     axis, a split count), when they are computed from input data instead of being constants.
     """
-
-
-def _shape(v: ir.Value | None) -> tuple[int | str | None, ...] | None:
-    if v is None or v.shape is None:
-        return None
-    return tuple(d if isinstance(d, int) else getattr(d, "value", None) for d in v.shape)
-
-
-class Mode:
-    """Train/eval flag shared by an imported model and its node contexts (read at trace time)."""
-
-    __slots__ = ("training",)
-
-    def __init__(self) -> None:
-        self.training = False
 
 
 class CallState:
@@ -69,7 +55,7 @@ def is_eager(x: Any) -> bool:
         and tf.executing_eagerly()
 
 
-class NodeContext:
+class NodeContext(_core.NodeContext):
     """Static facts about one node, fixed at import time.
 
     Primitives run when the model is traced (inside ``tf.function``) on ``tf.Tensor`` values, or
@@ -81,39 +67,12 @@ class NodeContext:
     def __init__(self, node: ir.Node, opset: int, version: int, mode: Mode,
                  consts: dict[int, np.ndarray] | None = None, index: int = 0,
                  param_keys: dict[int, str] | None = None):
-        self.name: str = node.name or ""
-        self.label: str = node_label(node)
-        self.op_type: str = node.op_type
-        self.domain: str = node.domain
-        self.opset: int = opset
-        self.version: int = version
-        self.num_inputs: int = len(node.inputs)
-        self.num_outputs: int = len(node.outputs)
-        self.input_dtypes: tuple[ir.DataType | None, ...] = tuple(
-            v.dtype if v is not None else None for v in node.inputs
-        )
-        self.output_dtypes: tuple[ir.DataType | None, ...] = tuple(v.dtype for v in node.outputs)
-        self.input_shapes = tuple(_shape(v) for v in node.inputs)
-        self.output_shapes = tuple(_shape(v) for v in node.outputs)
-        self.outputs_used: tuple[bool, ...] = tuple(
-            bool(v.name) and (bool(v.uses()) or v.is_graph_output()) for v in node.outputs
-        )
-        self._consts = dict(consts or {})
+        super().__init__(node, opset, version, consts)
         self._mode = mode
         self._index = index
         self._param_keys = dict(param_keys or {})
 
     # -- static facts -------------------------------------------------------------------
-    def const(self, i: int) -> np.ndarray | None:
-        """The import-time value of non-trainable input ``i`` (shape, index, constant) or None."""
-        return self._consts.get(i)
-
-    def input_dtype(self, i: int) -> ir.DataType | None:
-        return self.input_dtypes[i] if i < len(self.input_dtypes) else None
-
-    def output_dtype(self, i: int = 0) -> ir.DataType | None:
-        return self.output_dtypes[i] if i < len(self.output_dtypes) else None
-
     def output_np_dtype(self, i: int = 0) -> np.dtype | None:
         """The numpy dtype of output ``i``, if known."""
         dt = self.output_dtype(i)
@@ -126,14 +85,6 @@ class NodeContext:
         """The TensorFlow dtype of output ``i``, if known and TensorFlow has one."""
         dt = self.output_dtype(i)
         return dtypes.to_tf_dtype(dt) if dtypes.has_tf_dtype(dt) else None
-
-    def input_shape(self, i: int) -> tuple[int | str | None, ...] | None:
-        """Static shape of input ``i`` (ints, symbolic names, or None), if known."""
-        return self.input_shapes[i] if i < len(self.input_shapes) else None
-
-    def output_used(self, i: int) -> bool:
-        """Whether output ``i`` exists and is read by anything."""
-        return i < len(self.outputs_used) and self.outputs_used[i]
 
     @property
     def training(self) -> bool:
@@ -156,10 +107,6 @@ class NodeContext:
         if call is not None and key in call.variables:
             var = call.variables[key]
             call.updates.append((var, tf.cast(value, var.dtype)))
-
-    def error(self, message: str) -> ConversionError:
-        """A ConversionError naming this node: ``raise ctx.error("...")``."""
-        return ConversionError(f"node {self.label} (opset {self.opset}): {message}")
 
     # -- static values --------------------------------------------------------------------
     is_static = staticmethod(is_static)

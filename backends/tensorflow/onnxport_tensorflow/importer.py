@@ -200,13 +200,13 @@ class Body:
 
     @property
     def input_shapes(self) -> list[tuple | None]:
-        from .context import _shape
+        from onnxport.context import value_shape as _shape
 
         return [_shape(v) for v in self.program.inputs]
 
     @property
     def output_shapes(self) -> list[tuple | None]:
-        from .context import _shape
+        from onnxport.context import value_shape as _shape
 
         return [_shape(v) for v in self.program.outputs]
 
