@@ -66,8 +66,9 @@ def conv_values(x, w, b=None, *, auto_pad, dilations, group, kernel_shape, pads,
     xl = x if cl else to_last(x, nd)
     wl = w if hwio else weight_hwio(w, nd)
     y = conv_last(xl, wl, strides, pads, dilations, group)
-    if b is not None:
-        y = y + tf.cast(b, y.dtype)
+    if b is not None:  # BiasAdd: a fast per-channel kernel that grappler fuses with Conv2D and Relu
+        b = tf.cast(b, y.dtype)
+        y = tf.nn.bias_add(y, b) if len(b.shape) == 1 else y + b
     return y if cl else to_first(y, nd)
 
 

@@ -142,7 +142,6 @@ def average_pool_values(x, *, auto_pad, ceil_mode, count_include_pad, dilations,
     nd = len(kernel)
     xl = x if cl else to_last(x, nd)
     padcfg = [(b, e + x_) for b, e, x_ in zip(begins, ends, extra)]
-    total = _fold(xl, 0, tf.add, kernel, strides, dilations, padcfg)
     ones = np.ones((1, 1, *_spatial(x, cl)), np.float64)
     if count_include_pad:  # explicit pads count, ceil-mode overhang does not
         ones = np.pad(ones, [(0, 0), (0, 0), *zip(begins, ends)], constant_values=1.0)
@@ -150,7 +149,16 @@ def average_pool_values(x, *, auto_pad, ceil_mode, count_include_pad, dilations,
     else:
         cpad = padcfg
     count = np.moveaxis(_np_window_sum(ones, kernel, strides, dilations, cpad), 1, -1)
-    y = total / tf.constant(count, x.dtype)
+    size = math.prod(kernel)
+    kernel_dtype = x.dtype == tf.float32 or (x.dtype == tf.float16 and nd < 3)
+    if all(d == 1 for d in dilations) and kernel_dtype:  # TensorFlow's kernel over the zero-padded input
+        cfg = [[0, 0]] + [list(p) for p in padcfg] + [[0, 0]]
+        xp = tf.pad(xl, cfg) if any(any(p) for p in padcfg) else xl
+        y = tf.nn.avg_pool(xp, kernel, strides, "VALID")
+        if not np.all(count == size):  # the kernel divides by the window size: rescale to the counted elements
+            y = y * tf.constant(size / count, x.dtype)
+    else:
+        y = _fold(xl, 0, tf.add, kernel, strides, dilations, padcfg) / tf.constant(count, x.dtype)
     return y if cl else to_first(y, nd)
 
 
