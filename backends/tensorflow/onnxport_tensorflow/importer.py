@@ -20,7 +20,7 @@ from onnxport.driver import NO_FOLD_OPS, RANDOM_OPS, ImportPlan, is_weight_use, 
 from onnxport.errors import ConversionError, InputError, OnnxportError
 from onnxport.inputs import bind_inputs, check_shape
 
-from . import dtypes, layout
+from . import dtypes, fusion, layout
 from .context import CALL, CallState, DataDependentError, Mode, NodeContext, is_static
 
 _FOLD_LIMIT = 1 << 26  # elements; larger folded constants stay runtime computations
@@ -349,6 +349,11 @@ class TfModel(tf.Module):
                 outs = [tf.identity(o) if isinstance(o, tf.Tensor) else o for o in outs]
         return outs[0] if len(outs) == 1 else tuple(outs)
 
+    def frozen(self) -> Callable[..., Any]:
+        """An inference function with the weights' current values as graph constants, called like
+        :attr:`serve`; the fastest form for serving (see :func:`onnxport_tensorflow.fusion.frozen`)."""
+        return fusion.frozen(self)
+
     def keras_layer(self) -> Any:
         """A Keras 3 layer running this model; its ``trainable_variables`` are this model's."""
         from .keras import OnnxLayer
@@ -563,7 +568,9 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
     Options: ``trainable="auto"|"all"|"none"`` (which float initializers become trainable
     variables), ``training=False``, ``seed=None`` (seeds ops without a ``seed`` attribute),
     ``channels_last=True`` (run 4-D image activations NHWC inside the graph, see
-    :mod:`onnxport_tensorflow.layout`; inputs, outputs and weights keep their ONNX shapes).
+    :mod:`onnxport_tensorflow.layout`; inputs, outputs and weights keep their ONNX shapes),
+    ``fuse=True`` (at inference, fold a BatchNormalization into the Conv that feeds it, see
+    :mod:`onnxport_tensorflow.fusion`).
     """
     options = {**plan.options, **options}
     graph = plan.model.graph
@@ -575,6 +582,8 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
         layout.plan(program, builder.static, set(builder.param_values.values()))
     else:
         program.hwio = set()
+    if options.get("fuse", True):
+        fusion.fuse_conv_batch_norm(program)
     hoisted = builder.hoist(program)
     held = set(builder.param_values.values()) | set(hoisted.values())
     for v in [v for v in program.hwio if v not in held]:  # small constants: HWIO once, here
