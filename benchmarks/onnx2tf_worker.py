@@ -3,7 +3,8 @@
 Run by ``bench_tf_import.py`` (``--onnx2tf-python``) as a subprocess, because onnx2tf's
 dependencies (tf_keras, onnx_graphsurgeon, ...) live in their own environment. Imports neither
 onnxport nor onnxruntime. Reads the model and its NCHW inputs (an ``.npz``), converts with
-``onnx2tf.convert`` (timed), calls the converted Keras model inside a ``tf.function`` with NHWC
+``onnx2tf.convert`` (timed; onnx2tf first simplifies a copy of the model with ``onnxsim``
+where that is installed beside it), calls the converted Keras model inside a ``tf.function`` with NHWC
 inputs (the layout onnx2tf gives 4-D inputs), and writes one JSON line: convert seconds, median
 latency, and the first output (``.npy``, as onnx2tf returns it) for the caller to compare::
 
@@ -15,7 +16,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -47,9 +50,17 @@ def main() -> int:
 
     feeds = np.load(args.inputs)
     inputs = [feeds[f"arr_{i}"] for i in range(len(feeds.files))]
+    # onnx2tf simplifies the model with the ``onnxsim`` command of its environment, writing the
+    # result over the file it was given: give it a copy, and that environment's commands
+    os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
     with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "model.onnx")
+        shutil.copyfile(args.model, path)
         t0 = time.perf_counter()
-        model = onnx2tf.convert(input_onnx_file_path=args.model, output_folder_path=tmp, non_verbose=True)
+        if shutil.which("onnxsim"):  # onnx2tf's own simplify pass does not reach the graph it converts
+            subprocess.run(["onnxsim", path, path], check=True, capture_output=True)
+        model = onnx2tf.convert(input_onnx_file_path=path, output_folder_path=os.path.join(tmp, "out"),
+                                non_verbose=os.environ.get("O2TF_VERBOSE") is None)
         convert_s = time.perf_counter() - t0
     fn = tf.function(model)
     xs = [tf.constant(np.transpose(x, (0, 2, 3, 1)) if x.ndim == 4 else x) for x in inputs]
