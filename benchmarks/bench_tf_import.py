@@ -123,6 +123,7 @@ def bench_onnx2tf(path, inputs: list[np.ndarray], args) -> dict[str, Any] | str:
     if not os.path.exists(python):
         return f"not measured: {python} does not exist"
     import json
+    import re
     import subprocess
     import tempfile
 
@@ -139,7 +140,7 @@ def bench_onnx2tf(path, inputs: list[np.ndarray], args) -> dict[str, Any] | str:
             return f"timed out after {args.onnx2tf_timeout} s"
         lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
         if proc.returncode != 0 or not lines:
-            err = [ln for ln in proc.stderr.splitlines() if ln.strip() and "Error" in ln] or proc.stderr.splitlines()[-1:]
+            err = [ln for ln in proc.stderr.splitlines() if re.match(r"[A-Za-z_.]*(Error|Exception)\b", ln.strip())]
             return f"failed: {err[-1].strip()[:70] if err else 'exit ' + str(proc.returncode)}"
         result = json.loads(lines[-1])
         result["out"] = np.load(out)
