@@ -9,11 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import onnx
-import onnx_ir as ir
-
 from onnxport.driver import ImportPlan
-from onnxport.errors import ModelError
 
 
 class Identity:
@@ -97,56 +93,14 @@ class Parallel(_Container):
         return self.join.apply(params["join"], *outs)
 
 
-def _opsets(model: ir.Model) -> dict[str, int]:
-    out = dict(model.opset_imports)
-    out[""] = max(out.get("", 0), onnx.defs.onnx_opset_version())
-    return out
-
-
 def to_sequential(plan: ImportPlan, **options: Any) -> Sequential:
     """Nested JAX containers for a prepared model (see ``onnxport.to_sequential``)."""
     from onnxport import api
-    from onnxport.edit import _outer_reads, _static_values, extract
-    from onnxport.surgery.blocks import Branches, Step, block_structure
+    from onnxport.surgery.blocks import nest
 
-    model = plan.model
-    structure = block_structure(model)
-    static = _static_values(model.graph)
-    proto = ir.serde.serialize_model(model)
-    del proto.opset_import[:]  # the plan's nodes are in their newest forms (adapted)
-    proto.opset_import.extend(onnx.helper.make_opsetid(d, v) for d, v in _opsets(model).items())
-
-    def dynamic(node: ir.Node) -> list[str]:
-        out: list[str] = []
-        for v in _outer_reads(node):
-            if v not in static and v.name not in out:
-                if not v.name:
-                    raise ModelError(f"node {node.name!r} reads an unnamed value; steps are cut by value name")
-                out.append(v.name)
-        return out
-
-    def step(node: ir.Node) -> Any:
-        used = [o for o in node.outputs if o.uses() or o.is_graph_output()]
-        part = extract(proto, dynamic(node), [used[0].name])
-        return api.import_model(part, backend="jax", **options)
-
-    def build(block: list) -> list[Any]:
-        steps: list[Any] = []
-        for item in block:
-            if isinstance(item, Step):
-                steps.append(step(item.node))
-                continue
-            assert isinstance(item, Branches)
-            mods = [Sequential(*build(b)) if b else Identity() for b in item.branches]
-            join = step(item.join)
-            if item.join.op_type == "Add" and len(mods) == 2:
-                body = 0 if len(item.branches[0]) >= len(item.branches[1]) else 1
-                steps.append(Residual(mods[body], mods[1 - body], join, body_first=body == 0))
-            else:
-                steps.append(Parallel(mods, join))
-        return steps
-
-    return Sequential(*build(structure))
+    return nest(plan.model, lambda part, node: api.import_model(part, backend="jax", **options),
+                sequential=lambda steps: Sequential(*steps), residual=Residual, parallel=Parallel,
+                identity=Identity)
 
 
 __all__ = ["Identity", "Parallel", "Residual", "Sequential", "to_sequential"]

@@ -643,6 +643,11 @@ class TensorflowBackend(ExportSupport, Backend):
     def dtypes(self) -> frozenset[ir.DataType]:
         return dtypes.HELD_TYPES
 
+    def to_sequential(self, plan: ImportPlan, **options: Any) -> Any:
+        from .sequential import to_sequential
+
+        return to_sequential(plan, **options)
+
     def import_model(self, plan: ImportPlan, **options: Any) -> TfModel:
         return import_plan(plan, **options)
 
