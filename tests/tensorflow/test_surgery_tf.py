@@ -28,11 +28,17 @@ def ort_run(model, x: np.ndarray) -> np.ndarray:
     return sess.run(None, {"x": x})[0]
 
 
-def test_pruned_model_runs_in_tensorflow() -> None:
-    pruned = prune_channels(nets.onnx_bytes("resnet", False), fraction=0.3, per="layer")
-    x = np.random.default_rng(3).standard_normal(SHAPES["resnet"]).astype(np.float32)
+@pytest.mark.parametrize("name", sorted(nets.NETS))
+def test_pruned_model_fine_tunes_in_tensorflow(name: str) -> None:
+    pruned = prune_channels(nets.onnx_bytes(name, False), fraction=0.3, per="layer")
+    x = np.random.default_rng(3).standard_normal(SHAPES[name]).astype(np.float32)
     m = onnxport.import_model(pruned, backend="tensorflow")
     np.testing.assert_allclose(np.asarray(m(x)), ort_run(pruned, x), rtol=1e-4, atol=1e-5)
+    opt = keras.optimizers.SGD(0.05)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(m.serve(x)))
+    opt.apply_gradients(zip(tape.gradient(loss, m.trainable_variables), m.trainable_variables))
+    assert float(tf.reduce_mean(tf.square(m.serve(x)))) < float(loss)
 
 
 @pytest.mark.parametrize("name, block", [("resnet", "Residual"), ("densenet", "Parallel")])
