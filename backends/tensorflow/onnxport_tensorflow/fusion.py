@@ -45,12 +45,14 @@ def _sole_bn(step: Any, by_node: dict[ir.Node, Any]) -> Any | None:
 class ConvBatchNorm:
     """A Conv step and the BatchNormalization step reading it, run as one folded convolution."""
 
-    __slots__ = ("conv", "bn", "node", "inputs", "outputs", "subgraphs", "hwio")
+    __slots__ = ("conv", "bn", "node", "ctx", "scope", "inputs", "outputs", "subgraphs", "hwio")
 
     def __init__(self, conv: Any, bn: Any):
         self.conv = conv
         self.bn = bn
         self.node = conv.node
+        self.ctx = conv.ctx  # run-time errors name the Conv (its scope holds the fused ops)
+        self.scope = conv.scope
         self.inputs = conv.inputs + [v for v in bn.inputs[1:]]
         self.outputs = bn.outputs
         self.subgraphs = []
@@ -68,10 +70,11 @@ class ConvBatchNorm:
         x, w = args[0], tf.convert_to_tensor(args[1])
         b = args[2] if len(args) > 2 else None
         dt = w.dtype
-        scale, beta, mean, var = (tf.cast(env[v], dt) for v in bn.inputs[1:])
-        k = scale * tf.math.rsqrt(var + tf.constant(bn.attrs["epsilon"], dt))
-        w = w * (k if self.hwio else tf.reshape(k, [-1, 1, 1, 1]))
-        shift = beta - mean * k if b is None else (tf.cast(b, dt) - mean) * k + beta
+        with tf.name_scope(bn.scope):
+            scale, beta, mean, var = (tf.cast(env[v], dt) for v in bn.inputs[1:])
+            k = scale * tf.math.rsqrt(var + tf.constant(bn.attrs["epsilon"], dt))
+            w = w * (k if self.hwio else tf.reshape(k, [-1, 1, 1, 1]))
+            shift = beta - mean * k if b is None else (tf.cast(b, dt) - mean) * k + beta
         (y,) = conv.call([x, w, shift], conv.attrs)
         env[bn.outputs[0]] = y
 
