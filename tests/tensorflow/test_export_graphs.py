@@ -31,7 +31,7 @@ def run_ort(proto: onnx.ModelProto, *xs: np.ndarray) -> list[np.ndarray]:
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1
     sess = ort.InferenceSession(proto.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-    return sess.run(None, {i.name: x for i, x in zip(sess.get_inputs(), xs)})
+    return sess.run(None, {i.name: np.asarray(x) for i, x in zip(sess.get_inputs(), xs)})
 
 
 def compare(proto, xs, expected, rtol=1e-4, atol=1e-5) -> None:
@@ -156,3 +156,93 @@ def test_concrete_function_with_wrong_input_count_is_refused():
     f = tf.function(lambda x, y: x + y).get_concrete_function(tf.TensorSpec([None, 2]), tf.TensorSpec([None, 2]))
     with pytest.raises(onnxport.OnnxportError, match="2 tensor inputs"):
         onnxport.export_model(f, (rand(1, 2),))
+
+
+# -- TensorLists (tf.TensorArray in while loops) ---------------------------------------------------
+def _fn(f):
+    return tf.function(f, autograph=False)
+
+
+def test_tensor_array_loop_runs_at_other_lengths():
+    def rows(x):
+        n = tf.shape(x)[0]
+        ta = tf.TensorArray(tf.float32, size=n, element_shape=x.shape[1:])
+
+        def body(i, acc, ta):
+            acc = acc * 0.5 + x[i]
+            return i + 1, acc, ta.write(i, tf.tanh(acc))
+
+        _, last, ta = tf.while_loop(lambda i, acc, ta: i < n, body, (0, tf.zeros_like(x[0]), ta))
+        return ta.stack(), last
+
+    f = _fn(rows)
+    x = rand(5, 3)
+    proto = export_checked(f, [x])
+    assert {"Loop", "ConcatFromSequence"} <= set(ops(proto))
+    compare(proto, [x], f(x))
+    x7 = rand(7, 3)  # the loop's trip count and the list's length follow the input
+    compare(proto, [x7], f(x7))
+
+
+def test_tensor_array_written_backwards_reads_zeros_where_unwritten():
+    def backwards(x):
+        ta = tf.TensorArray(tf.float32, size=5, element_shape=[3])
+
+        def body(i, ta):
+            return i + 1, ta.write(4 - i, x[i] * 2.0)
+
+        _, ta = tf.while_loop(lambda i, ta: i < 3, body, (0, ta))  # items 0 and 1 stay unwritten
+        return ta.stack()
+
+    f = _fn(backwards)
+    x = rand(3, 3)
+    proto = export_checked(f, [x], dynamic_shapes=[None])
+    compare(proto, [x], f(x))
+    assert not np.asarray(f(x))[:2].any()
+
+
+def test_tensor_list_of_unknown_element_shape_out_of_order_write_fails_in_runtime():
+    """An element shape TF does not know gives an empty list; a write past its end cannot be
+    filled and the runtime refuses it rather than computing something else."""
+    def skip_first(x):
+        t = tf.shape(x)[1]
+        ta = tf.TensorArray(tf.float32, size=t + 1)
+
+        def body(i, ta):
+            return i + 1, ta.write(i + 1, x[:, i])
+
+        _, ta = tf.while_loop(lambda i, ta: i < t, body, (0, ta))
+        return ta.stack()
+
+    f = _fn(skip_first)
+    x = rand(2, 3)
+    proto = export_checked(f, [x])
+    with pytest.raises(Exception, match="(?i)position|index|invalid|range"):
+        run_ort(proto, x)
+
+
+def test_rnn_without_layer_primitive_exports_through_its_while_loop():
+    layer = keras.layers.SimpleRNN(4, return_sequences=True)
+    x = rand(2, 6, 3)
+    ref = layer(x)
+    proto = export_checked(layer, [x])
+    compare(proto, [x], ref, rtol=1e-4, atol=1e-5)
+    assert "Loop" in ops(proto)
+
+
+# -- StridedSlice with run-time bounds -------------------------------------------------------------
+def test_run_time_slice_bounds_in_a_model_input():
+    f = _fn(lambda x, i, j: x[:, i:j, ::-1][..., 0])
+    x = rand(2, 6, 4)
+    proto = export_checked(f, [x, np.int32(1), np.int32(5)], dynamic_shapes=[{0: "batch"}, None, None])
+    assert "Slice" in ops(proto)
+    for i, j in [(1, 5), (0, 6), (-3, -1), (4, 2)]:
+        compare(proto, [x, np.int32(i), np.int32(j)], f(x, np.int32(i), np.int32(j)))
+
+
+def test_run_time_shrink_index_negative_one_takes_the_last_item():
+    f = _fn(lambda x, i: x[:, i])
+    x = rand(3, 5)
+    proto = export_checked(f, [x, np.int32(-1)], dynamic_shapes=[{0: "batch"}, None])
+    for i in (-1, 0, 2, -5):
+        compare(proto, [x, np.int32(i)], f(x, np.int32(i)))

@@ -308,6 +308,8 @@ class _Converter:
         for t in fgraph.outputs:
             v = self.value(sub, t, env)
             out = sub.output(v)
+            if isinstance(v.type, ir.SequenceType):  # a TensorList: the Identity copy keeps its type
+                out.type = v.type
             annotate(out, t)
         return sub.graph()
 
@@ -650,7 +652,7 @@ def _concrete_shapes(cf: Any, args: Sequence[tf.Tensor], wanted: list[list[Any]]
     if len(placeholders) != len(args):
         raise InputError(f"the function takes {len(placeholders)} tensor inputs, {len(args)} were given")
     out = []
-    for t, a, want in zip(placeholders, args, wanted):
+    for t, want in zip(placeholders, wanted):
         if t.shape.rank is None:
             out.append(list(want))
             continue
