@@ -11,8 +11,9 @@ optimizer, down-adaptation, opset check) -> an ``onnx_ir.Model``.
 
 Variables become initializers named by their Keras weight paths (``dense/kernel``: the root
 model's own name is left out) or, for plain ``tf.Variable``\\ s, their names; one variable is one
-initializer however often it is read. Keras layers that have a layer primitive (LSTM, GRU,
-Bidirectional, BatchNormalization: :mod:`.layers`) are exported whole, from their weights: the
+initializer however often it is read. Keras layers that have a layer primitive (a module export primitive
+registered with :func:`onnxport.module_exporter`: LSTM, GRU, Bidirectional, BatchNormalization,
+LayerNormalization; :mod:`.layers`) are exported whole, from their weights: the
 ops their call traced need no primitives.
 """
 
@@ -44,7 +45,7 @@ _CALLS = ("PartitionedCall", "StatefulPartitionedCall")
 #: meta key of an initializer stored in an ONNX op's layout (and how to undo it)
 _LAYOUT_KEY = "onnxport.tensorflow.layout"
 
-#: the prefix of layer-primitive targets in the registry (``keras.layers.LSTM``)
+#: the prefix of a layer primitive's target in the traced-targets list (``keras.layers.LSTM``)
 LAYER_PREFIX = "keras.layers."
 
 #: graph input / value names: what ONNX and our importers accept
@@ -498,7 +499,7 @@ class _Converter:
 
     def emit_layer(self, g: TFGraph, call: _layers.LayerCall, env: dict[str, Any]) -> None:
         target = LAYER_PREFIX + call.kind
-        prim = self.registry.find_export("tensorflow", target)
+        prim = self.registry.find_module_export("tensorflow", type(call.layer))
         self.used_targets.add(target)
         g.tf_op = None
         self.current_call = call
