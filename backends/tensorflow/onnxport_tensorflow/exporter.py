@@ -232,7 +232,7 @@ class _Converter:
                     f"variable {name!r} is read both as a {value.meta[_LAYOUT_KEY]} weight and as a plain tensor")
             return value
         arr = var.numpy() if hasattr(var, "numpy") else np.asarray(var)
-        return g.initializer(name, ir.tensor(np.ascontiguousarray(arr), name=name), key=id(var))
+        return g.initializer(name, ir.Tensor(np.ascontiguousarray(arr), name=name), key=id(var))
 
     def function(self, op: tf.Operation, attr: str) -> Any:
         """The graph of the TF function an op's attribute ``attr`` names (looked up in the op's

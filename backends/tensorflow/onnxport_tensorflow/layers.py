@@ -39,6 +39,11 @@ def _sublayers(obj: Any) -> list[Any]:
     return [obj] + [layer for layer in obj._flatten_layers(include_self=False, recursive=True)]
 
 
+#: layers whose result has the input's shape and dtype: a call is traced as one Identity stand-in
+#: (the layer primitive emits it; a BatchNormalization's traced ops are most of a CNN's trace time)
+_SAME_SHAPE = {"BatchNormalization", "LayerNormalization"}
+
+
 @contextlib.contextmanager
 def recording(obj: Any, registry: Any, calls: list[LayerCall]) -> Iterator[None]:
     """Wrap the ``call`` of each layer of ``obj`` whose class has a layer primitive."""
@@ -55,6 +60,14 @@ def recording(obj: Any, registry: Any, calls: list[LayerCall]) -> Iterator[None]
 
         def call(*args: Any, _layer: Any = layer, _kind: str = kind, _orig: Any = original, _when: Any = prim.when,
                  **kwargs: Any) -> Any:
+            if depth[0] == 0 and _kind in _SAME_SHAPE and len(args) == 1 and not kwargs.get("mask"):
+                x = args[0]
+                if (isinstance(x, tf.Tensor) and hasattr(x, "graph") and x.dtype == tf.as_dtype(_layer.compute_dtype)
+                        and (_when is None or _when(_layer, x))):
+                    # the primitive emits the layer from its weights: its ops need not be traced
+                    out = tf.identity(x, name="keras_layer_stand_in")
+                    calls.append(LayerCall(_layer, _kind, [x], [out], dict(kwargs)))
+                    return out
             depth[0] += 1
             try:
                 out = _orig(*args, **kwargs)
