@@ -3,7 +3,9 @@
 Models (random weights, built locally): MobileNetV2, ResNet50, EfficientNetB0
 (``keras.applications`` with ``weights=None``), a transformer block and an LSTM model. For each:
 the best of ``--repeat`` export times (after one warm-up export), the node and Transpose counts,
-``onnx.checker`` (full check) and the largest difference from Keras in onnxruntime. The
+``onnx.checker`` (full check) and the largest difference from Keras in onnxruntime; ``folded``
+is our node count with ``fold_batchnorm=True`` (tf2onnx always folds BatchNormalization into the
+Conv before it; our default keeps the Keras BN weights). The
 tracer alone (``get_concrete_function``) is timed too, so the cost of our walk and optimizer
 shows. tf2onnx's numbers are printed beside ours only when ``tf2onnx`` is importable; the
 comparison with it needs that package (this script never installs it).
@@ -86,6 +88,16 @@ def _ours(model: Any, x: np.ndarray) -> Any:
     return ir.serde.serialize_model(onnxport.export_model(model, (x,)))
 
 
+def _ours_folded(model: Any, x: np.ndarray) -> Any:
+    """Ours with ``fold_batchnorm=True`` (BatchNormalization folded into the Conv before it, as
+    tf2onnx always does; the default keeps the Keras BN weights under their names)."""
+    import onnx_ir as ir
+
+    import onnxport
+
+    return ir.serde.serialize_model(onnxport.export_model(model, (x,), fold_batchnorm=True))
+
+
 def _tracer(model: Any, x: np.ndarray) -> Any:
     import tensorflow as tf
 
@@ -117,7 +129,8 @@ def main() -> None:
     except ImportError:
         have_ref = False
     builders = _models()
-    header = f"{'model':<18} {'trace s':>8} {'ours s':>8} {'nodes':>6} {'transp':>6} {'max diff':>9}"
+    header = (f"{'model':<18} {'trace s':>8} {'ours s':>8} {'nodes':>6} {'transp':>6} {'max diff':>9} "
+              f"{'folded':>6}")
     if have_ref:
         header += f" {'tf2onnx s':>9} {'nodes':>6} {'transp':>6} {'speedup':>8}"
     print(header)
@@ -128,8 +141,9 @@ def main() -> None:
         trace_s, _ = _best(_tracer, args.repeat, model, x)
         ours_s, proto = _best(_ours, args.repeat, model, x)
         st = _stats(proto, model, x)
+        folded = _stats(_ours_folded(model, x), model, x)
         line = (f"{name:<18} {trace_s:>8.2f} {ours_s:>8.2f} {st['nodes']:>6} {st['transposes']:>6} "
-                f"{st['max_diff']:>9.2e}")
+                f"{st['max_diff']:>9.2e} {folded['nodes']:>6}")
         if have_ref:
             try:
                 ref_s, ref = _best(_tf2onnx, args.repeat, model, x)
