@@ -27,12 +27,11 @@ import numpy as np
 import onnx_ir as ir
 import tensorflow as tf
 
-import onnxport
 from onnxport import export as _export
-from onnxport.backend import Exporter
 from onnxport.build import Builder
 from onnxport.errors import ConversionError, InputError, UnsupportedOpError
 
+from . import dilation as _dilation
 from . import layers as _layers
 
 #: TF ops the walk handles itself (graph plumbing, no ONNX node).
@@ -418,68 +417,11 @@ class _Converter:
             self.bind(g, op.outputs, out, env)
 
     def dilated(self, s2b: tf.Operation) -> tuple[tf.Operation, dict[str, Any], tf.Operation, list] | None:
-        """``(conv, its attributes, batch_to_space, ops between)`` when ``s2b`` starts the chain TF
-        traces for a dilated convolution (SpaceToBatchND -> [ExpandDims] -> Conv2D or
-        DepthwiseConv2dNative -> [Squeeze] -> BatchToSpaceND, one block shape): one ONNX Conv with
-        the block shape as ``dilations`` and the paddings less the crops as pads. None for any
-        other use of SpaceToBatchND."""
-        def only(t: tf.Tensor) -> tf.Operation | None:
-            users = t.consumers()
-            return users[0] if len(users) == 1 else None
-
-        chain = []
-        nxt = only(s2b.outputs[0])
-        inserted = None
-        if nxt is not None and nxt.type == "ExpandDims":  # Conv1D: N,W,C -> N,1,W,C
-            axis = self.static(nxt.inputs[1])
-            if axis is None or int(axis) not in (1, -3) or s2b.outputs[0].shape.rank != 3:
-                return None
-            inserted, chain = 0, [nxt]
-            nxt = only(nxt.outputs[0])
-        if nxt is None or nxt.type not in ("Conv2D", "DepthwiseConv2dNative"):
-            return None
-        conv = nxt
-        chain.append(conv)
-        nxt = only(conv.outputs[0])
-        if inserted is not None:
-            if nxt is None or nxt.type != "Squeeze" or list(nxt.get_attr("squeeze_dims")) not in ([1], [-3]):
-                return None
-            chain.append(nxt)
-            nxt = only(nxt.outputs[0])
-        if nxt is None or nxt.type != "BatchToSpaceND":
-            return None
-        b2s = nxt
-        block, paddings = self.static(s2b.inputs[1]), self.static(s2b.inputs[2])
-        block2, crops = self.static(b2s.inputs[1]), self.static(b2s.inputs[2])
-        if any(v is None for v in (block, paddings, block2, crops)) or list(block) != list(block2):
-            return None
-        if conv.get_attr("data_format").decode() != "NHWC" or conv.get_attr("padding").decode() != "VALID":
-            return None
-        if list(conv.get_attr("strides")) != [1, 1, 1, 1] or list(conv.get_attr("dilations")) != [1, 1, 1, 1]:
-            return None
-        block = [int(b) for b in block]
-        before = [int(v) for v in np.asarray(paddings)[:, 0] - np.asarray(crops)[:, 0]]
-        end = [int(v) for v in np.asarray(paddings)[:, 1] - np.asarray(crops)[:, 1]]
-        if inserted is not None:
-            block, before, end = [1, *block], [0, *before], [0, *end]
-        if len(block) != 2 or min(before + end) < 0:
-            return None
-        explicit = [0, 0] + [v for pair in zip(before, end) for v in pair] + [0, 0]
-        attrs = {"padding": "EXPLICIT", "explicit_paddings": explicit, "dilations": [1, *block, 1]}
-        return conv, attrs, b2s, chain
+        """The dilated convolution ``s2b`` starts (:func:`.dilation.chain`), or None."""
+        return _dilation.chain(self, s2b)
 
     def _in_dilation(self, op: tf.Operation) -> bool:
-        if op.type == "SpaceToBatchND":
-            return self.dilated(op) is not None
-        op_ = op
-        for _ in range(4):  # back through [Squeeze], the conv, [ExpandDims] to the SpaceToBatchND
-            op_ = op_.inputs[0].op if op_.inputs else None
-            if op_ is None:
-                return False
-            if op_.type == "SpaceToBatchND":
-                hit = self.dilated(op_)
-                return hit is not None and hit[2] is op
-        return False
+        return _dilation.inside(self, op)
 
     def _fused_from(self, b2s: tf.Operation) -> tf.Operation | None:
         return next((b for _, b in self._fused.values() if b is b2s), None)
@@ -860,68 +802,5 @@ def run_sample(fn: Any, args: tuple[Any, ...], **options: Any) -> ir.Model:
     return export_model(fn, args, **options)
 
 
-# -- testkit support (the backend object's export hooks, see onnxport_testkit.runner) -------------
-class ExportSupport(Exporter):
-    """The TensorFlow backend's export part (:class:`onnxport.backend.Exporter`)."""
-
-    name = "tensorflow"
-
-    def handles(self, obj: Any) -> bool:
-        """Keras layers and models, tf.function objects and tf.Module objects."""
-        return (_is_keras(obj) or isinstance(obj, tf.Module) or hasattr(obj, "get_concrete_function")
-                or _is_concrete(obj) or isinstance(obj, tf.__internal__.tracking.AutoTrackable))
-
-    def export_model(self, obj: Any, example_inputs: Any = (), **options: Any) -> ir.Model:
-        """:func:`export_model` (keyword inputs are not supported: ``example_kwargs`` must be empty)."""
-        if options.pop("example_kwargs", None):
-            raise InputError("the tensorflow exporter takes positional inputs only")
-        return export_model(obj, example_inputs, **options)
-
-    @staticmethod
-    def prepare_export_sample(sample: Any, target: str | None = None) -> tuple[Any, dict[str, Any]]:
-        """Dim 0 symbolic (``batch``) on the first input and on the inputs of its rank and batch size;
-        the others (a broadcast operand, gather indices) static."""
-        shapes = [np.shape(a) for a in sample.args]
-        if not shapes or not shapes[0]:
-            return sample, {"dynamic_shapes": [None] * len(shapes)}
-        first = shapes[0]
-        dyn = [{0: "batch"} if len(s) == len(first) and s[:1] == first[:1] and s[0] > 1 else None for s in shapes]
-        return sample, {"dynamic_shapes": dyn}
-
-    def check_exported_sample(self, prim: Any, sample: Any, model: ir.Model) -> None:
-        """The sample traced one of the TF ops (or Keras layers) its primitive is registered for."""
-        targets = {p.target for p in onnxport.registry().exports(self.name) if p.fn is prim.fn}
-        traced = model.meta.get(_export.targets_key(self.name), [])
-        assert targets & set(traced), f"the sample exercises none of {sorted(targets)}; traced: {traced}"
-
-    @staticmethod
-    def run_native(fn: Callable, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[np.ndarray]:
-        """The tensor leaves of ``fn``'s output (Keras layers with ``training=False``)."""
-        out = fn(*args, training=False, **kwargs) if _is_keras(fn) else fn(*args, **kwargs)
-        return [np.asarray(t) for t in tf.nest.flatten(out)]
-
-    @staticmethod
-    def check_roundtrip(sample: Any, imported: Any) -> None:
-        """Every variable of a Keras / TF sample comes back as a variable under its exported
-        name, with its value (weights stored in an ONNX layout, Conv kernels, keep their name)."""
-        fn, holder = _traceable(sample.fn)
-        ours = {name: var for name, var in variable_names(holder, fn).values()}
-        back = getattr(imported, "weights", None)
-        assert isinstance(back, dict), f"the imported {type(imported).__name__} has no weights dict"
-        floats = {n for n, v in ours.items() if np.issubdtype(np.asarray(v.numpy()).dtype, np.floating)}
-        missing = sorted(floats - set(back))
-        assert not missing, f"variables {missing} are missing after the round trip; it has {sorted(back)}"
-        for name, var in ours.items():
-            if not np.issubdtype(np.asarray(var.numpy()).dtype, np.floating):
-                continue  # integer state (Keras seed generators) is not read by inference graphs
-            want, got = np.asarray(var.numpy()), np.asarray(back[name].numpy())
-            if want.shape == got.shape:
-                np.testing.assert_array_equal(got, want, err_msg=f"variable {name!r} changed in the round trip")
-
-    @staticmethod
-    def to_numpy(x: Any) -> np.ndarray:
-        return np.asarray(x)
-
-    @staticmethod
-    def from_numpy(a: np.ndarray) -> Any:
-        return tf.convert_to_tensor(a)
+# the backend object's export hooks (the testkit's): :mod:`.export_support`
+from .export_support import ExportSupport  # noqa: E402,F401
