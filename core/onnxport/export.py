@@ -102,6 +102,9 @@ class ExportOptions:
     :param fold_batchnorm: fold inference BatchNormalization into the Conv before it
         (:func:`onnxport.optimize.fold_batchnorm`); off by default, weights change value.
     :param functions: emit a module called more than once as one model-local function.
+    :param fuse: rewrite decomposed layers into the ONNX ops that name them (layer norm ->
+        LayerNormalization, GELU -> Gelu, MatMul + bias -> Gemm; :mod:`onnxport.patterns`)
+        where the opset has them; ``None``: the exporter's default.
     :param input_names: names for the graph inputs, in order (``None`` or ``""``: keep).
     :param output_names: names for the graph outputs, in order.
     """
@@ -110,6 +113,7 @@ class ExportOptions:
     optimize: bool = True
     fold_batchnorm: bool = False
     functions: bool = False
+    fuse: bool | None = None
     input_names: Sequence[str | None] | None = None
     output_names: Sequence[str | None] | None = None
 
@@ -128,6 +132,7 @@ def finish(
     foldable: Iterable[str] = (),
     targets: Iterable[str] = (),
     registry: Any = None,
+    fuse_default: bool = False,
 ) -> ir.Model:
     """Run the pipeline on a freshly built model (in place) and return it.
 
@@ -137,6 +142,7 @@ def finish(
     :param foldable: initializers holding lifted literals, which optimizing may fold.
     :param targets: the framework ops that were traced, recorded under :func:`targets_key`.
     :param registry: where down-adapters come from (default: the process registry).
+    :param fuse_default: whether patterns are fused when ``options.fuse`` is ``None``.
     """
     rename_io(model, options.input_names, options.output_names)
     if options.fold_batchnorm:
@@ -147,6 +153,10 @@ def finish(
         from .optimize import optimize
 
         optimize(model, foldable=foldable)
+    if options.fuse if options.fuse is not None else fuse_default:
+        from .patterns import fuse_patterns
+
+        fuse_patterns(model)
     downgrade(model, registry)
     check_opset(model)
     model.meta[targets_key(backend)] = sorted(set(targets))

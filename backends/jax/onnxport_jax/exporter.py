@@ -557,7 +557,8 @@ def export_model(
         from onnxport.transposes import push_transposes
 
         push_transposes(model)
-    model = _export.finish(model, opts, backend="jax", foldable=conv.constant_names, targets=conv.used_targets)
+    model = _export.finish(model, opts, backend="jax", foldable=conv.constant_names, targets=conv.used_targets,
+                            fuse_default=True)
     for out, var in zip(model.graph.outputs, closed.jaxpr.outvars):
         if out.dtype is None or out.shape is None:  # a no-op was dropped: the graph output is an earlier value
             conv.annotate(out, var.aval)
