@@ -385,7 +385,11 @@ class FunctionBody(Builder):
 def add_function(g: Builder, body: Builder, name: str, domain: str) -> ir.Function:
     """Make ``body`` (inputs, nodes, outputs) the model-local function ``domain::name`` of the
     model ``g`` builds; returns it. Call nodes are then ``g.op(name, ..., domain=domain)``."""
-    graph = ir.Graph(body.inputs, body.outputs, nodes=body.nodes, opset_imports={"": g.opset}, name=name)
+    imports = {"": g.opset}
+    for node in body.nodes:  # a body calling other functions (nested calls) imports their domain
+        if node.domain:
+            imports.setdefault(node.domain, g.opset_imports.get(node.domain, 1))
+    graph = ir.Graph(body.inputs, body.outputs, nodes=body.nodes, opset_imports=imports, name=name)
     fn = ir.Function(domain, name, graph=graph, attributes=[])
     g.functions[(domain, name, "")] = fn
     g.opset_imports.setdefault(domain, 1)
