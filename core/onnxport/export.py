@@ -156,7 +156,10 @@ def finish(
     if options.fuse if options.fuse is not None else fuse_default:
         from .patterns import fuse_patterns
 
-        fuse_patterns(model)
+        if fuse_patterns(model).get("BatchNormalization") and options.fold_batchnorm:
+            from .optimize import fold_batchnorm
+
+            fold_batchnorm(model)  # the batch norms the fusion found
     downgrade(model, registry)
     check_opset(model)
     model.meta[targets_key(backend)] = sorted(set(targets))

@@ -9,6 +9,9 @@ them, where the model's opset has the op:
   [``* scale``] [``+ bias``] over trailing axes, the variance written as ``mean((x - m)^2)`` or
   ``max(0, mean(x^2) - m^2)`` (Flax), the mean as ``ReduceMean`` or ``ReduceSum / n``, the
   inverse square root as ``Reciprocal(Sqrt)``, ``1 / Sqrt`` or ``Pow(-0.5)``;
+- inference batch norm -> ``BatchNormalization`` (opset 15+): ``(x - mean) * (rsqrt(var + eps)
+  [* scale]) [+ bias]`` with per-channel statistics (axis 1; channels-last layers reach this
+  form once their Transposes moved) that Reshape nodes broadcast;
 - GELU -> ``Gelu`` (opset 20+): ``x * 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))``
   (``approximate="tanh"``), ``x * 0.5 * (1 + erf(x / sqrt(2)))`` and JAX's
   ``0.5 x * erfc(-x / sqrt(2))`` (written ``1 - erf``);
@@ -216,8 +219,9 @@ class _Rewriter:
         out.name = name
         return node
 
-    def param(self, v: ir.Value, shape: list) -> ir.Value | None:
-        """``v`` as an array of ``shape`` (a layer's scale/bias broadcast with leading ones)."""
+    def param(self, v: ir.Value, shape: list, reshape_only: bool = False) -> ir.Value | None:
+        """``v`` as an array of ``shape`` (a layer's scale/bias broadcast with leading ones);
+        ``reshape_only``: only a value that Reshape nodes broadcast (per-channel statistics)."""
         cand = v
         while True:
             if _dims(cand) == shape:
@@ -227,7 +231,7 @@ class _Rewriter:
                 break
             cand = n.inputs[0]
         a = _const(v)
-        if a is not None and a.size == int(np.prod(shape)):
+        if a is not None and a.size == int(np.prod(shape)) and not reshape_only:
             return self.initializer(f"{v.name}_reshaped", a.reshape(shape))
         return None
 
@@ -313,6 +317,67 @@ def _fuse_layernorm(rw: _Rewriter) -> int:
                 continue
             rw.replace(last, "LayerNormalization", [x, scale, bias] if bias is not None else [x, scale],
                        axis=-len(axes), epsilon=float(inv[1]))
+            count += 1
+            break
+    return count
+
+
+def _fuse_batchnorm(rw: _Rewriter) -> int:
+    """``(x - mean) * (rsqrt(var + eps) [* scale]) [+ bias]`` with per-channel (axis 1) statistics
+    that are no computation of ``x`` -> inference ``BatchNormalization``."""
+    count = 0
+    for sub in list(rw.graph):
+        if sub.op_type != "Sub" or sub.domain or sub.graph is None:
+            continue
+        x, d = sub.inputs[0], sub.outputs[0]
+        shape = _dims(d)  # x's shape (x may be unannotated): the statistics broadcast to it
+        if x is None or shape is None or len(shape) < 2 or not isinstance(shape[1], int):
+            continue
+        if x.shape is not None and _dims(x) != shape:
+            continue
+        c = shape[1]
+        per_channel = [1, c] + [1] * (len(shape) - 2)
+        if _dims(sub.inputs[1]) != per_channel:
+            continue
+        mean = rw.param(sub.inputs[1], [c], reshape_only=True)
+        if mean is None or _mean(sub.inputs[1]) is not None:
+            continue
+        for use in list(d.uses()):
+            mul = use.node
+            if mul.op_type != "Mul" or mul.domain or mul.graph is not rw.graph:
+                continue
+            r = _other(mul, d)
+            if r is None or _dims(r) != per_channel:
+                continue
+            scale, inv = None, _inv_std(_peel(r))
+            if inv is None and (rm := _node(_peel(r), "Mul")) is not None:
+                for a, b in ((0, 1), (1, 0)):
+                    if (inv := _inv_std(rm.inputs[a])) is not None:
+                        scale = rw.param(rm.inputs[b], [c], reshape_only=True)
+                        if scale is None:
+                            inv = None
+                        break
+            if inv is None:
+                continue
+            var = rw.param(inv[0], [c], reshape_only=True)
+            if var is None:
+                continue
+            last, bias = mul, None
+            nxt = _sole_use(last.outputs[0])
+            if nxt is not None and nxt.op_type == "Add" and not nxt.domain:
+                cand = _other(nxt, last.outputs[0])
+                if cand is not None and _dims(cand) == per_channel:
+                    bias = rw.param(cand, [c], reshape_only=True)
+                    if bias is not None:
+                        last = nxt
+            dtype = d.dtype
+            if scale is None:
+                scale = rw.initializer("batch_norm_scale", np.ones([c], dtype=dtype.numpy()))
+            if bias is None:
+                bias = rw.initializer("batch_norm_bias", np.zeros([c], dtype=dtype.numpy()))
+            if any(v.dtype != dtype for v in (scale, bias, mean, var)):
+                continue
+            rw.replace(last, "BatchNormalization", [x, scale, bias, mean, var], epsilon=float(inv[1]))
             count += 1
             break
     return count
@@ -430,6 +495,7 @@ def _fuse_gemm(rw: _Rewriter) -> int:
 #: (name, the oldest opset with the op, the fusion)
 FUSIONS: list[tuple[str, int, Callable[[_Rewriter], int]]] = [
     ("LayerNormalization", 17, _fuse_layernorm),
+    ("BatchNormalization", 15, _fuse_batchnorm),
     ("Gelu", 20, _fuse_gelu),
     ("Gemm", 13, _fuse_gemm),
 ]

@@ -97,3 +97,30 @@ def test_mean_square_form_and_no_false_match():
         proto, got = _run(onnxport.export_model(fn, args), *args)
         assert "LayerNormalization" not in _ops(proto), fn.__name__
         np.testing.assert_allclose(got[0], np.asarray(fn(*args)), rtol=RTOL, atol=ATOL)
+
+
+class ConvBN(nnx.Module):
+    def __init__(self, rngs: nnx.Rngs, *, scale: bool = True):
+        self.conv = nnx.Conv(3, 4, (3, 3), use_bias=False, rngs=rngs)
+        self.bn = nnx.BatchNorm(4, use_scale=scale, rngs=rngs)
+
+    def __call__(self, x):
+        return nnx.relu(self.bn(self.conv(x)))
+
+
+@pytest.mark.parametrize("scale", [True, False])
+def test_batch_norm_fused(scale):
+    m = ConvBN(nnx.Rngs(0), scale=scale)
+    m.bn.mean.value = jax.random.normal(jax.random.key(3), (4,))  # statistics that matter
+    m.bn.var.value = jax.random.uniform(jax.random.key(4), (4,), minval=0.5, maxval=2.0)
+    m.eval()
+    x = jax.random.normal(jax.random.key(1), (2, 6, 6, 3))
+    proto, got = _run(onnxport.export_model(m, (x,)), x)
+    ops = _ops(proto)
+    assert ops.count("BatchNormalization") == 1 and not {"Sqrt", "Reciprocal", "Sub"} & set(ops), ops
+    bn = next(n for n in proto.graph.node if n.op_type == "BatchNormalization")
+    assert list(bn.input[3:]) == ["bn.mean", "bn.var"]
+    np.testing.assert_allclose(got[0], np.asarray(m(x)), rtol=RTOL, atol=ATOL)
+    proto, got = _run(onnxport.export_model(m, (x,), fold_batchnorm=True), x)  # then folded into Conv
+    assert "BatchNormalization" not in _ops(proto)
+    np.testing.assert_allclose(got[0], np.asarray(m(x)), rtol=RTOL, atol=ATOL)
