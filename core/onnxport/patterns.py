@@ -12,6 +12,8 @@ them, where the model's opset has the op:
 - inference batch norm -> ``BatchNormalization`` (opset 15+): ``(x - mean) * (rsqrt(var + eps)
   [* scale]) [+ bias]`` with per-channel statistics (axis 1; channels-last layers reach this
   form once their Transposes moved) that Reshape nodes broadcast;
+- softmax -> ``Softmax`` (opset 13+): ``exp(z - m) / sum(exp(z - m))`` along one axis, ``m``
+  (the max JAX subtracts for stability) constant along it, so that the result is ``softmax(z)``;
 - GELU -> ``Gelu`` (opset 20+): ``x * 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))``
   (``approximate="tanh"``), ``x * 0.5 * (1 + erf(x / sqrt(2)))`` and JAX's
   ``0.5 x * erfc(-x / sqrt(2))`` (written ``1 - erf``);
@@ -383,6 +385,42 @@ def _fuse_batchnorm(rw: _Rewriter) -> int:
     return count
 
 
+def _fuse_softmax(rw: _Rewriter) -> int:
+    """``exp(z - m) / sum(exp(z - m), axis)`` (``m`` constant along ``axis``: the max that keeps it
+    stable, broadcast) or ``exp(z) / sum(...)`` -> ``Softmax(z, axis)``: equal for any such ``m``."""
+    count = 0
+    for div in list(rw.graph):
+        if div.op_type != "Div" or div.domain or div.graph is None:
+            continue
+        e, total = div.inputs
+        ex = _node(e, "Exp")
+        red = _node(_peel(total), "ReduceSum") if total is not None else None
+        if ex is None or red is None or red.inputs[0] is not e or e.shape is None:
+            continue
+        rank = len(e.shape)
+        axes = _reduce_axes(red, rank)
+        if axes is None or len(axes) != 1:
+            continue
+        axis = axes[0] + rank
+        kept = list(e.shape)
+        kept[axis] = 1
+        if _dims(total) != kept or _dims(div.outputs[0]) != list(e.shape):
+            continue
+        z = ex.inputs[0]
+        if (sub := _node(z, "Sub")) is not None:
+            m = sub.inputs[1]
+            dims = _dims(m)
+            if dims is None or (len(dims) == rank and dims[axis] != 1) or (
+                    len(dims) > rank) or (len(dims) > rank - axis - 1 and dims[axis - rank] != 1):
+                continue  # not constant along the axis
+            z = sub.inputs[0]
+        if _dims(z) != list(e.shape):
+            continue
+        rw.replace(div, "Softmax", [z], axis=axis)
+        count += 1
+    return count
+
+
 def _gelu_input(t: ir.Value) -> tuple[ir.Value, str] | None:
     """``(x, approximate)`` when ``t`` is ``tanh(k (x + c x^3))`` or ``erf(x / sqrt 2)``
     (``approximate`` is ``"erfc"`` for ``erf(-x / sqrt 2)``, read as ``1 - t``)."""
@@ -497,6 +535,7 @@ FUSIONS: list[tuple[str, int, Callable[[_Rewriter], int]]] = [
     ("LayerNormalization", 17, _fuse_layernorm),
     ("BatchNormalization", 15, _fuse_batchnorm),
     ("Gelu", 20, _fuse_gelu),
+    ("Softmax", 13, _fuse_softmax),
     ("Gemm", 13, _fuse_gemm),
 ]
 

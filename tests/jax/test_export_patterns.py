@@ -124,3 +124,26 @@ def test_batch_norm_fused(scale):
     proto, got = _run(onnxport.export_model(m, (x,), fold_batchnorm=True), x)  # then folded into Conv
     assert "BatchNormalization" not in _ops(proto)
     np.testing.assert_allclose(got[0], np.asarray(m(x)), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("axis", [-1, 0, 1])
+def test_softmax_fused(axis):
+    x = jax.random.normal(jax.random.key(5), (3, 4, 5)) * 4
+    fn = lambda x: jax.nn.softmax(x, axis=axis)  # noqa: E731
+    proto, got = _run(onnxport.export_model(fn, (x,)), x)
+    ops = _ops(proto)
+    assert ops == ["Softmax"], ops
+    np.testing.assert_allclose(got[0], np.asarray(fn(x)), rtol=RTOL, atol=ATOL)
+
+
+def test_softmax_shift_that_varies_along_the_axis_is_kept():
+    x = jax.random.normal(jax.random.key(5), (3, 4))
+    y = jax.random.normal(jax.random.key(6), (3, 4))
+
+    def fn(x, y):
+        e = jax.numpy.exp(x - y)  # exp(x - y) / sum: softmax of x - y, not of x
+        return e / e.sum(-1, keepdims=True)
+
+    proto, got = _run(onnxport.export_model(fn, (x, y)), x, y)
+    assert "Softmax" not in _ops(proto) or proto.graph.node[_ops(proto).index("Softmax")].input[0] != "input_0"
+    np.testing.assert_allclose(got[0], np.asarray(fn(x, y)), rtol=RTOL, atol=ATOL)
