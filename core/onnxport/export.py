@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 import onnx_ir as ir
 
+from . import progress
 from .build import Builder, check_opset
 from .errors import ConversionError
 
@@ -144,6 +145,7 @@ def finish(
     :param registry: where down-adapters come from (default: the process registry).
     :param fuse_default: whether patterns are fused when ``options.fuse`` is ``None``.
     """
+    progress.stage("optimize")
     rename_io(model, options.input_names, options.output_names)
     if options.fold_batchnorm:
         from .optimize import fold_batchnorm
@@ -160,6 +162,7 @@ def finish(
             from .optimize import fold_batchnorm
 
             fold_batchnorm(model)  # the batch norms the fusion found
+    progress.stage("check")
     downgrade(model, registry)
     check_opset(model)
     model.meta[targets_key(backend)] = sorted(set(targets))
