@@ -22,6 +22,7 @@ from onnxport.backend import Backend
 from onnxport.driver import ImportPlan, is_weight_use, iter_graphs
 from onnxport.errors import ConversionError, InputError, OnnxportError
 from onnxport.inputs import CallCheck, InputSpec, bind_inputs, input_spec
+from onnxport.layout import plan_program as plan_layout
 from onnxport.opfacts import NO_FOLD_OPS, RANDOM_OPS
 
 from . import dtypes, layout
@@ -676,7 +677,7 @@ def import_plan(plan: ImportPlan, **options: Any) -> JaxModel:
         builder.mode.training = bool(options.get("training", False))
         program = builder.compile(graph)
         if options.get("channels_last", True):
-            layout.plan(program, builder.static, set(builder.param_values.values()))
+            plan_layout(plan, program, static=builder.static, params=set(builder.param_values.values()))
         else:
             program.hwio = set()
         params = {k: jnp.asarray(a) for k, a in builder.params.items()}

@@ -19,6 +19,7 @@ from onnxport.backend import Backend
 from onnxport.driver import NO_FOLD_OPS, RANDOM_OPS, ImportPlan, is_weight_use, iter_graphs
 from onnxport.errors import ConversionError, InputError, OnnxportError
 from onnxport.inputs import bind_inputs, check_shape
+from onnxport.layout import plan_program as plan_layout
 
 from . import dtypes, layout
 from .context import CALL, CallState, DataDependentError, Mode, NodeContext, is_static
@@ -572,7 +573,7 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
     builder.mode.training = bool(options.get("training", False))
     program = builder.compile(graph)
     if options.get("channels_last", True):
-        layout.plan(program, builder.static, set(builder.param_values.values()))
+        plan_layout(plan, program, static=builder.static, params=set(builder.param_values.values()))
     else:
         program.hwio = set()
     hoisted = builder.hoist(program)
