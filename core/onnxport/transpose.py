@@ -240,9 +240,16 @@ class _Pass:
         composed = [p[i] for i in q]
         out = user.outputs[0]
         if composed == list(range(len(p))):
+            src = t.inputs[0]
             if out.is_graph_output():
-                return False
-            out.replace_all_uses_with(t.inputs[0])
+                if src.producer() is None or src.is_graph_output():
+                    return False  # a graph input (or another output) cannot take the output's name
+                dtype, shape = out.dtype, out.shape
+                out.replace_all_uses_with(src, replace_graph_outputs=True)
+                out.name, src.name = None, out.name  # the value computed before the pair is the output now
+                _set_type(src, src.dtype or dtype, src.shape or shape)
+            else:
+                out.replace_all_uses_with(src)
             self.graph.remove(user, safe=True)
         else:
             user.replace_input_with(0, t.inputs[0])

@@ -15,6 +15,7 @@ from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
+
 from onnxport.layout import NCHW_TO_NHWC, NHWC_TO_NCHW, OIHW_TO_HWIO, TO_FIRST, TO_LAST
 
 
