@@ -300,7 +300,7 @@ class Registry:
     def layout_variants(self, backend: str, primitive: ImportPrimitive) -> dict[str, Callable[..., Any]]:
         """The channels-last variants registered for ``primitive`` in ``backend``, by form."""
         table = self._layouts.get(backend, {})
-        return {v.form: v.fn for (d, op, since, _), v in table.items() if (d, op, since) == primitive.key}
+        return {form: table[(*primitive.key, form)].fn for form in FORMS if (*primitive.key, form) in table}
 
     def add_export(
         self, backend: str, target: str, fn: Callable, *, samples: Sequence[Sample] = ()
