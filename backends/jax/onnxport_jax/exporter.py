@@ -605,7 +605,7 @@ def export_model(
         conv.annotate(out, var.aval)
     model = g.model(producer="onnxport-jax")
     if opts.optimize:  # channels-last layers: move their Transposes down so that pairs cancel
-        from onnxport.transposes import push_transposes
+        from onnxport.transpose import push_transposes
 
         push_transposes(model)
     model = _export.finish(model, opts, backend="jax", foldable=conv.constant_names, targets=conv.used_targets,

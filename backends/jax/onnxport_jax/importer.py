@@ -22,6 +22,7 @@ from onnxport.backend import Backend
 from onnxport.driver import ImportPlan, is_weight_use, iter_graphs
 from onnxport.errors import ConversionError, InputError, OnnxportError
 from onnxport.inputs import CallCheck, InputSpec, bind_inputs, input_spec
+from onnxport.layout import plan_program as plan_layout
 from onnxport.opfacts import NO_FOLD_OPS, RANDOM_OPS
 from onnxport.safety import GROWING_OPS, check_call, fold_fits
 
@@ -108,7 +109,7 @@ class _Step:
         self.foldable = foldable
         self.inputs = list(node.inputs)
         self.outputs = list(node.outputs)
-        self.convert: tuple[str | None, ...] | None = None  # per input, set by layout.plan
+        self.convert: tuple[str | None, ...] | None = None  # per input, set by the layout plan (onnxport.layout)
 
     def call(self, args: list[Any], attrs: dict[str, Any]) -> list[Any]:
         if self.ctx.op_type in GROWING_OPS:  # sized before allocating, where the values are concrete
@@ -169,8 +170,8 @@ class Program:
         self.steps = steps
         self.inputs = inputs
         self.outputs = list(graph.outputs)
-        self.convert_out: list[str | None] | None = None  # set by layout.plan
-        self.hwio: set[ir.Value] = set()  # params that Convs read HWIO (layout.plan)
+        self.convert_out: list[str | None] | None = None  # set by the layout plan (onnxport.layout)
+        self.hwio: set[ir.Value] = set()  # params that Convs read HWIO (onnxport.layout)
 
     def run(self, env: _Env) -> list[Any]:
         for step in self.steps:
@@ -688,7 +689,7 @@ def import_plan(plan: ImportPlan, **options: Any) -> JaxModel:
         builder.mode.training = bool(options.get("training", False))
         program = builder.compile(graph)
         if options.get("channels_last", True):
-            layout.plan(program, builder.static, set(builder.param_values.values()))
+            plan_layout(plan, program, static=builder.static, params=set(builder.param_values.values()))
         else:
             program.hwio = set()
         params = {k: jnp.asarray(a) for k, a in builder.params.items()}

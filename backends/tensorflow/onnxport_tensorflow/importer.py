@@ -19,6 +19,7 @@ from onnxport.backend import Backend
 from onnxport.driver import NO_FOLD_OPS, RANDOM_OPS, ImportPlan, is_weight_use, iter_graphs
 from onnxport.errors import ConversionError, InputError, OnnxportError
 from onnxport.inputs import bind_inputs, check_shape
+from onnxport.layout import plan_program as plan_layout
 from onnxport.safety import GROWING_OPS, check_call, fold_fits
 
 from . import dtypes, fusion, layout
@@ -113,7 +114,7 @@ class _Step:
         self.foldable = foldable
         self.inputs = list(node.inputs)
         self.outputs = list(node.outputs)
-        self.convert: tuple[str | None, ...] | None = None  # per input, set by layout.plan
+        self.convert: tuple[str | None, ...] | None = None  # per input, set by the layout plan (onnxport.layout)
         self.scope = "node"  # the TF name scope of its ops (unique per graph, set by the builder)
 
     def call(self, args: list[Any], attrs: dict[str, Any]) -> list[Any]:
@@ -165,8 +166,8 @@ class Program:
         self.steps = steps
         self.inputs = inputs
         self.outputs = list(graph.outputs)
-        self.convert_out: list[str | None] | None = None  # set by layout.plan
-        self.hwio: set[ir.Value] = set()  # weights that Convs read HWIO (layout.plan)
+        self.convert_out: list[str | None] | None = None  # set by the layout plan (onnxport.layout)
+        self.hwio: set[ir.Value] = set()  # weights that Convs read HWIO (onnxport.layout)
 
     def run(self, env: _Env) -> list[Any]:
         for step in self.steps:
@@ -613,7 +614,7 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
     builder.mode.training = bool(options.get("training", False))
     program = builder.compile(graph)
     if options.get("channels_last", True):
-        layout.plan(program, builder.static, set(builder.param_values.values()))
+        plan_layout(plan, program, static=builder.static, params=set(builder.param_values.values()))
     else:
         program.hwio = set()
     if options.get("fuse", True):

@@ -162,6 +162,12 @@ def average_pool_values(x, *, auto_pad, ceil_mode, count_include_pad, dilations,
     return y if cl else to_first(y, nd)
 
 
+@max_pool.channels_last
+def max_pool_nhwc(ctx, x, **attrs):
+    y = max_pool_values(x, cl=True, **attrs)
+    return y if ctx.num_outputs == 1 else (y, None)
+
+
 @importer("AveragePool", since=22)
 def average_pool(ctx, x, *, auto_pad, ceil_mode, count_include_pad, dilations, kernel_shape, pads, strides):
     """Average pooling: window sums over the number of counted elements."""
@@ -182,6 +188,11 @@ def _np_window_sum(a, kernel, strides, dilations, pads):
     return a
 
 
+@average_pool.channels_last
+def average_pool_nhwc(ctx, x, **attrs):
+    return average_pool_values(x, cl=True, **attrs)
+
+
 @importer("LpPool", since=22)
 def lp_pool(ctx, x, *, auto_pad, ceil_mode, dilations, kernel_shape, p, pads, strides):
     """Lp pooling: (sum |x|^p)^(1/p) over each window, pads contributing zero."""
@@ -199,9 +210,19 @@ def global_average_pool(ctx, x):
     return tf.reduce_mean(x, axis=list(range(2, len(x.shape))), keepdims=True)
 
 
+@global_average_pool.channels_last
+def global_average_pool_nhwc(ctx, x):
+    return tf.reduce_mean(x, axis=(1, 2), keepdims=True)
+
+
 @importer("GlobalMaxPool", since=22)
 def global_max_pool(ctx, x):
     return tf.reduce_max(x, axis=list(range(2, len(x.shape))), keepdims=True)
+
+
+@global_max_pool.channels_last
+def global_max_pool_nhwc(ctx, x):
+    return tf.reduce_max(x, axis=(1, 2), keepdims=True)
 
 
 # no official node case and no runtime implements GlobalLpPool-22: small hand-computed cases
