@@ -13,7 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from onnxport import ImportCase, importer
-from onnxport.pads import split_total
+from onnxport.pads import pool_settings
 
 from ._padding import spatial_settings, window_taps
 from ._static import ints
@@ -31,31 +31,7 @@ def _spatial(x, cl=False):
 
 def _settings(x, kernel_shape, strides, dilations, auto_pad, pads, ceil_mode, cl=False):
     """Kernel, strides, dilations, begin pads, end pads, ceil-mode extra end pads, out sizes."""
-    nd = len(kernel_shape)
-    kernel, strides, dilations = spatial_settings(nd, kernel_shape, strides, dilations)
-    spatial = _spatial(x, cl)
-    begins, ends, out = [], [], []
-    for i, (size, k, s, d) in enumerate(zip(spatial, kernel, strides, dilations)):
-        span = (k - 1) * d + 1
-        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-            n = math.ceil(size / s)
-            total = max((n - 1) * s + span - size, 0)
-            b, e = split_total(total, auto_pad)
-        else:
-            b, e = (int(pads[i]), int(pads[nd + i])) if (pads and auto_pad != "VALID") else (0, 0)
-            q = (size + b + e - span) / s + 1
-            if ceil_mode:
-                n = math.ceil(q)
-                if (n - 1) * s >= size + b:  # the last window must start inside input + begin pad
-                    n -= 1
-            else:
-                n = math.floor(q)
-        begins.append(b)
-        ends.append(e)
-        out.append(int(n))
-    extra = [max((o - 1) * s + (k - 1) * d + 1 - (size + b + e), 0)
-             for o, s, k, d, size, b, e in zip(out, strides, kernel, dilations, spatial, begins, ends)]
-    return kernel, strides, dilations, begins, ends, extra, out
+    return pool_settings(_spatial(x, cl), kernel_shape, strides, dilations, auto_pad, pads, ceil_mode)
 
 
 def _fold(xl, init, op, kernel, strides, dilations, pads):
