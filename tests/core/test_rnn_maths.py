@@ -47,9 +47,9 @@ def _run(cell, x, states):
 ])
 def test_cells_match_reference(op, gates, extra):
     rng = np.random.default_rng(1)
-    T, B, I, H = 4, 2, 3, 5
-    x = rng.standard_normal((T, B, I)).astype(np.float32)
-    w = rng.standard_normal((1, gates * H, I)).astype(np.float32)
+    T, B, C, H = 4, 2, 3, 5
+    x = rng.standard_normal((T, B, C)).astype(np.float32)
+    w = rng.standard_normal((1, gates * H, C)).astype(np.float32)
     r = rng.standard_normal((1, gates * H, H)).astype(np.float32)
     b = rng.standard_normal((1, 2 * gates * H)).astype(np.float32)
     want_y, want_h = _reference(op, x, w, r, b, hidden_size=H, clip=2.0, **extra)

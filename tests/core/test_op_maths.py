@@ -1,0 +1,157 @@
+"""Core numpy helpers of op families (signal windows, STFT framing, TfIdfVectorizer plan,
+LabelEncoder table, tree depth, sequence positions, trainable initializers) against the ONNX
+reference implementation or hand-derived values."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnx_ir as ir
+import pytest
+from onnx import helper
+from onnx.reference import ReferenceEvaluator
+
+from onnxport import mlops, program
+from onnxport import sequence as seqs
+from onnxport.signal import cosine_window, stft_frames
+from onnxport.tfidf import string_pool, tfidf_plan
+
+
+def _run_reference(node, inputs, outputs, feeds, domain_versions=(("", 22),)):
+    graph = helper.make_graph([node], "g", inputs, outputs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in domain_versions])
+    return ReferenceEvaluator(model).run(None, feeds)
+
+
+@pytest.mark.parametrize("op", ["HannWindow", "HammingWindow", "BlackmanWindow"])
+@pytest.mark.parametrize("periodic", [0, 1])
+@pytest.mark.parametrize("size", [2, 8, 11])  # symmetric size 1 divides by zero in the reference
+def test_cosine_window_matches_reference(op, periodic, size):
+    node = helper.make_node(op, ["n"], ["w"], periodic=periodic, output_datatype=onnx.TensorProto.DOUBLE)
+    (want,) = _run_reference(node, [helper.make_tensor_value_info("n", onnx.TensorProto.INT64, [])],
+                             [helper.make_tensor_value_info("w", onnx.TensorProto.DOUBLE, None)],
+                             {"n": np.array(size, np.int64)})
+    np.testing.assert_allclose(cosine_window(op, size, periodic), want, rtol=1e-12, atol=1e-12)
+
+
+def test_cosine_window_negative_size():
+    with pytest.raises(ValueError, match="negative"):
+        cosine_window("HannWindow", -1, 1)
+
+
+def test_stft_frames():
+    length, idx, valid = stft_frames(10, 3, 4, None, 1, False)
+    assert length == 4
+    np.testing.assert_array_equal(idx, [[0, 1, 2, 3], [3, 4, 5, 6], [6, 7, 8, 9]])
+    assert valid.all()
+    # a window wider than the frame reads past the signal: those samples are invalid (zero)
+    length, idx, valid = stft_frames(8, 4, 4, 6, 1, False)
+    assert length == 4 and idx.shape == (2, 6)
+    np.testing.assert_array_equal(valid[1], [True, True, True, True, False, False])
+    assert idx.max() == 7
+    with pytest.raises(ValueError, match="onesided"):
+        stft_frames(8, 4, 4, None, 1, True)
+    with pytest.raises(ValueError, match="no frame"):
+        stft_frames(3, 1, 4, None, 0, False)
+    with pytest.raises(ValueError, match="positive"):
+        stft_frames(8, 0, 4, None, 0, False)
+
+
+def _numpy_tfidf(x, pool, **attrs):
+    rows = x.reshape(1, -1) if x.ndim == 1 else x
+    plan = tfidf_plan(rows.shape[1], pool=pool, **attrs)
+    counts = np.zeros((rows.shape[0], plan.size), np.float32)
+    for ps in plan.passes:
+        hits = np.all(rows[:, ps.window][:, :, None, :] == ps.grams[None, None], axis=-1)
+        np.add.at(counts, (slice(None), ps.target), hits.sum(axis=1).astype(np.float32))
+    mode = attrs["mode"]
+    out = counts if mode == "TF" else (counts > 0) * plan.scale if mode == "IDF" else counts * plan.scale
+    return out[0] if x.ndim == 1 else out
+
+
+@pytest.mark.parametrize("mode", ["TF", "IDF", "TFIDF"])
+@pytest.mark.parametrize("skip", [0, 2])
+def test_tfidf_plan_matches_reference(mode, skip):
+    x = np.array([[1, 1, 3, 3, 3, 7, 8, 6, 7, 5, 6, 8], [8, 8, 7, 7, 6, 5, 1, 3, 1, 1, 3, 6]], np.int64)
+    attrs = dict(max_gram_length=2, max_skip_count=skip, min_gram_length=1, mode=mode,
+                 ngram_counts=[0, 4], ngram_indexes=[0, 1, 2, 3, 4, 5, 6], weights=[1.0, 2.0, 0.5, 1.0, 3.0, 1.0, 0.25])
+    pool = np.array([2, 3, 5, 4, 5, 6, 7, 8, 6, 7], np.int64)
+    node = helper.make_node("TfIdfVectorizer", ["x"], ["y"], pool_int64s=pool.tolist(), **attrs)
+    (want,) = _run_reference(node, [helper.make_tensor_value_info("x", onnx.TensorProto.INT64, x.shape)],
+                             [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)], {"x": x})
+    np.testing.assert_allclose(_numpy_tfidf(x, pool, **attrs), want)
+
+
+def test_tfidf_plan_errors_and_strings():
+    with pytest.raises(ValueError, match="mode"):
+        tfidf_plan(4, max_gram_length=1, max_skip_count=0, min_gram_length=1, mode="BM25", ngram_counts=[0],
+                   ngram_indexes=[0], pool=np.array([1]), weights=None)
+    with pytest.raises(ValueError, match="whole 2-grams"):
+        tfidf_plan(4, max_gram_length=2, max_skip_count=0, min_gram_length=1, mode="TF", ngram_counts=[0, 1],
+                   ngram_indexes=[0, 1], pool=np.array([1, 2, 3, 4]), weights=None)
+    vocab, pool = string_pool(["a", "b", "a"])
+    assert vocab == {"a": 0, "b": 1} and pool.tolist() == [0, 1, 0]
+
+
+def _label_attrs(**given):
+    attrs = {k: None for k in ("keys_tensor", "keys_int64s", "keys_floats", "keys_strings", "values_tensor",
+                               "values_int64s", "values_floats", "values_strings", "default_tensor")}
+    attrs.update(default_int64=-1, default_float=-0.0, default_string="_Unused")
+    attrs.update(given)
+    return attrs
+
+
+def test_label_table():
+    keys, values, dtype, default = mlops.label_table(_label_attrs(keys_strings=[b"a", b"b"], values_int64s=[1, 2],
+                                                                  default_int64=7))
+    assert keys == ["a", "b"] and values == [1, 2] and dtype == np.int64 and default == 7
+    keys, values, dtype, default = mlops.label_table(
+        _label_attrs(keys_tensor=np.array([1.5, 2.5]), values_tensor=np.array(["x", "y"])))
+    assert keys == [1.5, 2.5] and values == ["x", "y"] and dtype == np.dtype(object) and default == "_Unused"
+    with pytest.raises(ValueError, match="exactly one"):
+        mlops.label_table(_label_attrs(keys_int64s=[1], keys_floats=[1.0], values_int64s=[2]))
+    with pytest.raises(ValueError, match="2 keys but 1 values"):
+        mlops.label_table(_label_attrs(keys_int64s=[1, 2], values_int64s=[2]))
+
+
+def test_tree_depth():
+    # root 0 -> (1, leaf); 1 -> (leaf, 2); 2 -> (leaf, leaf): three interior nodes deep
+    assert mlops.tree_depth([0], [1, 0, 0], [0, 1, 1], [0, 2, 0], [1, 0, 1]) == 3
+    assert mlops.tree_depth([], [], [], [], []) == 0
+    with pytest.raises(ValueError, match="cycle"):
+        mlops.tree_depth([0], [1, 0], [0, 0], [0, 0], [1, 1])
+    with pytest.raises(ValueError, match="out of range"):
+        mlops.tree_depth([0], [5], [0], [0], [1])
+
+
+def test_sequence_semantics():
+    assert seqs.position(-1, 3) == 2
+    assert seqs.position(3, 3, insert=True) == 3
+    with pytest.raises(ValueError, match="out of range"):
+        seqs.position(3, 3)
+    assert seqs.insert([1, 2], 9, 0) == [9, 1, 2] and seqs.insert([1, 2], 9) == [1, 2, 9]
+    assert seqs.erase([1, 2, 3]) == [1, 2] and seqs.erase([1, 2, 3], -3) == [2, 3]
+    with pytest.raises(ValueError, match="empty"):
+        seqs.erase([])
+    assert seqs.chunk_sizes(7, 3) == [3, 3, 1]
+    assert seqs.map_sequence(lambda a, b: [a + b, a * b], [1, 2], [[10, 20]], 2) == [[11, 22], [10, 40]]
+    assert seqs.map_sequence(lambda a, b: [a + b], [1, 2], [5], 1) == [[6, 7]]
+    with pytest.raises(ValueError, match="differ in length"):
+        seqs.map_sequence(lambda a, b: [a], [1, 2], [[1]], 1)
+
+
+def test_trainable_initializers():
+    def weight_of_matmul(arr):
+        w = ir.Value(name="w", shape=ir.Shape(arr.shape), type=ir.TensorType(ir.DataType.FLOAT))
+        x = ir.Value(name="x")
+        ir.Node("", "MatMul", [x, w])
+        return w
+
+    w = weight_of_matmul(np.zeros((2, 2), np.float32))
+    assert program.is_trainable(w, np.zeros((2, 2), np.float32), "auto")
+    assert not program.is_trainable(w, np.zeros((2, 2), np.float32), "none")
+    assert not program.is_trainable(w, np.zeros((2, 2), np.int64), "all")
+    assert not program.is_trainable(w, np.zeros((), np.float32), "auto")  # a scalar stays a constant
+    free = ir.Value(name="c")
+    assert program.is_trainable(free, np.zeros((3,), np.float32), "all")
+    assert program.foldable(ir.Node("", "Add", [])) and not program.foldable(ir.Node("", "RandomNormal", []))
