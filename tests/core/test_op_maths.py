@@ -155,3 +155,32 @@ def test_trainable_initializers():
     free = ir.Value(name="c")
     assert program.is_trainable(free, np.zeros((3,), np.float32), "all")
     assert program.foldable(ir.Node("", "Add", [])) and not program.foldable(ir.Node("", "RandomNormal", []))
+
+
+@pytest.mark.parametrize("align_corners", [0, 1])
+@pytest.mark.parametrize("size", [[2, 3, 4, 5], [1, 1, 3, 1, 4]])
+def test_affine_base_matches_reference(align_corners, size):
+    from onnxport.grid import affine_base
+
+    r = len(size) - 2
+    theta = np.random.default_rng(3).standard_normal((size[0], r, r + 1))
+    node = helper.make_node("AffineGrid", ["theta", "size"], ["grid"], align_corners=align_corners)
+    (want,) = _run_reference(node, [helper.make_tensor_value_info("theta", onnx.TensorProto.DOUBLE, theta.shape),
+                                    helper.make_tensor_value_info("size", onnx.TensorProto.INT64, [len(size)])],
+                             [helper.make_tensor_value_info("grid", onnx.TensorProto.DOUBLE, None)],
+                             {"theta": theta, "size": np.array(size, np.int64)})
+    got = np.einsum("pk,nrk->npr", affine_base(size[2:], align_corners), theta).reshape(want.shape)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)  # the reference computes in float32
+
+
+def test_grid_coordinates():
+    from onnxport.grid import cubic_weights, sample_bounds, unnormalize
+
+    v = np.array([-1.0, 0.0, 1.0])
+    np.testing.assert_allclose(unnormalize(v, 5, 1), [0, 2, 4])
+    np.testing.assert_allclose(unnormalize(v, 5, 0), [-0.5, 2, 4.5])
+    assert sample_bounds(5, 1) == (0.0, 4.0) and sample_bounds(5, 0) == (-0.5, 4.5)
+    t = np.linspace(0, 0.99, 7)
+    w = np.stack(cubic_weights(t))
+    np.testing.assert_allclose(w.sum(axis=0), 1.0, atol=1e-12)  # a partition of unity
+    np.testing.assert_allclose(w[:, 0], [0, 1, 0, 0], atol=1e-12)  # an integer coordinate reads one tap
