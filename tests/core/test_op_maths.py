@@ -163,14 +163,14 @@ def test_affine_base_matches_reference(align_corners, size):
     from onnxport.grid import affine_base
 
     r = len(size) - 2
-    theta = np.random.default_rng(3).standard_normal((size[0], r, r + 1))
+    theta = np.random.default_rng(3).standard_normal((size[0], r, r + 1)).astype(np.float32)
     node = helper.make_node("AffineGrid", ["theta", "size"], ["grid"], align_corners=align_corners)
-    (want,) = _run_reference(node, [helper.make_tensor_value_info("theta", onnx.TensorProto.DOUBLE, theta.shape),
+    (want,) = _run_reference(node, [helper.make_tensor_value_info("theta", onnx.TensorProto.FLOAT, theta.shape),
                                     helper.make_tensor_value_info("size", onnx.TensorProto.INT64, [len(size)])],
-                             [helper.make_tensor_value_info("grid", onnx.TensorProto.DOUBLE, None)],
+                             [helper.make_tensor_value_info("grid", onnx.TensorProto.FLOAT, None)],
                              {"theta": theta, "size": np.array(size, np.int64)})
     got = np.einsum("pk,nrk->npr", affine_base(size[2:], align_corners), theta).reshape(want.shape)
-    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)  # the reference computes in float32
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
 def test_grid_coordinates():
