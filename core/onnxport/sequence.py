@@ -1,6 +1,5 @@
 """ONNX sequence semantics on Python lists, framework-free: positions, insert/erase, the
-chunk sizes of SplitToSequence, SequenceMap's element-wise application, and the declared
-test cases of the ops no official node case covers.
+chunk sizes of SplitToSequence, and SequenceMap's element-wise application.
 
 A sequence is a Python list of a backend's tensors, never changed in place.
 """
@@ -9,10 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
-
-import numpy as np
-
-from .registry import ImportCase
 
 
 def position(p: int, length: int, insert: bool = False) -> int:
@@ -65,17 +60,3 @@ def map_sequence(body: Callable[..., Sequence[Any]], seq: Sequence[Any], extra: 
             if k < num_outputs:
                 outs[k].append(o)
     return outs
-
-
-# no official node case uses SequenceErase or ConcatFromSequence: declared cases, onnxruntime decides
-_SEQ = [np.arange(6, dtype=np.float32).reshape(2, 3) + 10 * k for k in range(3)]
-ERASE_CASES = (
-    ImportCase((_SEQ,), name="last"),
-    ImportCase((_SEQ, np.array(0, np.int64)), name="first"),
-    ImportCase((_SEQ, np.array(-2, np.int32)), name="negative"),
-)
-CONCAT_CASES = (
-    ImportCase((_SEQ,), {"axis": 1}, name="concat"),
-    ImportCase((_SEQ,), {"axis": -1, "new_axis": 1}, name="stack_last"),
-    ImportCase((_SEQ[:1],), {"axis": 0, "new_axis": 1}, name="stack_one"),
-)

@@ -49,7 +49,7 @@ def sequence_insert(ctx, seq: list[torch.Tensor], tensor: torch.Tensor,
     return _seq_call(ctx, seqs.insert, seq, tensor, _position(ctx, 2, position))
 
 
-@importer("SequenceErase", since=11, cases=seqs.ERASE_CASES)
+@importer("SequenceErase", since=11)  # cases: onnxport_testkit.semantic_cases
 def sequence_erase(ctx, seq: list[torch.Tensor], position: torch.Tensor | None = None) -> list[torch.Tensor]:
     return _seq_call(ctx, seqs.erase, seq, _position(ctx, 1, position))
 
@@ -75,7 +75,7 @@ def split_to_sequence(ctx, x: torch.Tensor, split: torch.Tensor | None = None, *
     return list(torch.split(x, split_sizes(ctx, n, sizes, len(sizes)), dim=a))
 
 
-@importer("ConcatFromSequence", since=11, cases=seqs.CONCAT_CASES)
+@importer("ConcatFromSequence", since=11)  # cases: onnxport_testkit.semantic_cases
 def concat_from_sequence(ctx, seq: list[torch.Tensor], *, axis: int, new_axis: int) -> torch.Tensor:
     if not seq:
         raise ctx.error("cannot concatenate an empty sequence")
