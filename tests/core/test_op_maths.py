@@ -192,3 +192,42 @@ def test_affine_base_size_one_axis():
     from onnxport.grid import affine_base
 
     np.testing.assert_array_equal(affine_base([1, 2], 1), [[-1, 0, 1], [1, 0, 1]])
+
+
+def test_onnx_slice_matches_onnxruntime():
+    """(The reference implementation slices with numpy and gets clamped negative steps wrong.)"""
+    import onnxruntime as ort
+
+    from onnxport.slicing import onnx_slice
+
+    x = np.arange(7, dtype=np.float32)
+    node = helper.make_node("Slice", ["x", "s", "e", "a", "t"], ["y"])
+    infos = [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [7])] + [
+        helper.make_tensor_value_info(n, onnx.TensorProto.INT64, [1]) for n in "seat"]
+    graph = helper.make_graph([node], "g", infos, [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    big = 2**62
+    for start in (-big, -9, -3, 0, 2, 6, 9, big):
+        for end in (-big, -8, -1, 0, 3, 7, big):
+            for step in (-3, -1, 1, 2):
+                feeds = {"x": x, "s": np.array([start]), "e": np.array([end]), "a": np.array([0]),
+                         "t": np.array([step])}
+                (want,) = sess.run(None, feeds)
+                np.testing.assert_array_equal(x[onnx_slice(7, start, end, step)], want,
+                                              err_msg=f"start={start} end={end} step={step}")
+
+
+def test_even_split_matches_reference():
+    from onnxport.slicing import even_split
+
+    for dim, n in ((7, 3), (6, 3), (5, 4), (1, 1), (8, 5)):
+        x = np.arange(dim, dtype=np.float32)
+        outs = [f"y{i}" for i in range(n)]
+        node = helper.make_node("Split", ["x"], outs, axis=0, num_outputs=n)
+        want = _run_reference(node, [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [dim])],
+                              [helper.make_tensor_value_info(o, onnx.TensorProto.FLOAT, None) for o in outs],
+                              {"x": x}, (("", 18),))
+        assert even_split(dim, n) == [len(w) for w in want]
+    with pytest.raises(ValueError, match="pieces"):
+        even_split(4, 0)
