@@ -16,12 +16,14 @@ from onnxport.resize import resize_plan, resize_sizes
 from ._static import concrete, tensor
 
 
-def _plan(ctx, shape, roi, scales, sizes, *, axes, policy, **how):
+def _plan(ctx, x, roi, scales, sizes, *, axes, policy, **how):
     """The per-axis taps, from static inputs; a bad combination is an error naming the node."""
+    scale_v = concrete(ctx, 2, scales, "scales")  # first: a runtime value is data-dependent
+    size_v = concrete(ctx, 3, sizes, "sizes")
+    roi_v = concrete(ctx, 1, roi, "roi")
+    shape = [int(d) for d in x.shape]
     try:
-        fixed = resize_sizes(shape, concrete(ctx, 1, roi, "roi"), concrete(ctx, 2, scales, "scales"),
-                             concrete(ctx, 3, sizes, "sizes"), axes, policy)
-        return resize_plan(shape, fixed, **how)
+        return resize_plan(shape, resize_sizes(shape, roi_v, scale_v, size_v, axes, policy), **how)
     except ValueError as exc:
         raise ctx.error(str(exc)) from exc
 
@@ -29,11 +31,11 @@ def _plan(ctx, shape, roi, scales, sizes, *, axes, policy, **how):
 @importer("Resize", since=19)
 def resize(ctx, x, roi=None, scales=None, sizes=None, *, antialias, axes, coordinate_transformation_mode,
            cubic_coeff_a, exclude_outside, extrapolation_value, keep_aspect_ratio_policy, mode, nearest_mode):
-    x = tensor(x)
-    shape_in = [int(d) for d in x.shape]
-    plan = _plan(ctx, shape_in, roi, scales, sizes, axes=axes, policy=keep_aspect_ratio_policy, mode=mode,
+    plan = _plan(ctx, x, roi, scales, sizes, axes=axes, policy=keep_aspect_ratio_policy, mode=mode,
                  coord=coordinate_transformation_mode, nearest_mode=nearest_mode, antialias=antialias,
                  cubic_a=cubic_coeff_a, exclude_outside=exclude_outside)
+    x = tensor(x)
+    shape_in = [int(d) for d in x.shape]
     is_float = x.dtype.is_floating
     work = x
     if mode != "nearest":
