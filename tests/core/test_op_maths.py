@@ -231,3 +231,26 @@ def test_even_split_matches_reference():
         assert even_split(dim, n) == [len(w) for w in want]
     with pytest.raises(ValueError, match="pieces"):
         even_split(4, 0)
+
+
+@pytest.mark.parametrize("attrs", [{}, {"strides": [2, 1], "pads": [1, 0, 1, 1]}, {"dilations": [1, 2]}], ids=str)
+def test_col2im_targets_match_reference(attrs):
+    from onnxport.col2im import col2im_targets
+
+    image, block = [5, 6], [2, 3]
+    st, dl, pd = attrs.get("strides", [1, 1]), attrs.get("dilations", [1, 1]), attrs.get("pads", [0, 0, 0, 0])
+    nblocks = [(image[i] + pd[i] + pd[2 + i] - dl[i] * (block[i] - 1) - 1) // st[i] + 1 for i in range(2)]
+    length, kprod, c = int(np.prod(nblocks)), int(np.prod(block)), 2
+    x = np.random.default_rng(4).standard_normal((1, c * kprod, length)).astype(np.float32)
+    node = helper.make_node("Col2Im", ["x", "i", "b"], ["y"], **attrs)
+    (want,) = _run_reference(node, [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, x.shape),
+                                    helper.make_tensor_value_info("i", onnx.TensorProto.INT64, [2]),
+                                    helper.make_tensor_value_info("b", onnx.TensorProto.INT64, [2])],
+                             [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
+                             {"x": x, "i": np.array(image), "b": np.array(block)}, (("", 18),))
+    flat = col2im_targets(image, block, attrs.get("dilations"), attrs.get("strides"), attrs.get("pads"), length)
+    out = np.zeros((1, c, int(np.prod(image)) + 1), np.float64)
+    np.add.at(out, (slice(None), slice(None), flat.reshape(-1)), x.reshape(1, c, kprod * length))
+    np.testing.assert_allclose(out[:, :, :-1].reshape(want.shape), want, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="blocks"):
+        col2im_targets(image, block, None, None, None, length + 1)
