@@ -253,4 +253,4 @@ def test_col2im_targets_match_reference(attrs):
     np.add.at(out, (slice(None), slice(None), flat.reshape(-1)), x.reshape(1, c, kprod * length))
     np.testing.assert_allclose(out[:, :, :-1].reshape(want.shape), want, rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match="blocks"):
-        col2im_targets(image, block, None, None, None, length + 1)
+        col2im_targets(image, block, attrs.get("dilations"), attrs.get("strides"), attrs.get("pads"), length + 1)
