@@ -18,10 +18,8 @@ def col2im(ctx, x, image_shape, block_shape, *, dilations, pads, strides):
     n, ck, length = x.shape
     kprod = int(np.prod(block))
     c = ck // kprod
-    try:
+    with ctx.raising():
         flat = col2im_targets(image, block, dilations, strides, pads, length)
-    except ValueError as exc:
-        raise ctx.error(str(exc)) from exc
     cols = jnp.reshape(x, (n, c, kprod * length))
     out = jnp.zeros((n, c, int(np.prod(image)) + 1), x.dtype)
     out = out.at[:, :, flat.reshape(-1)].add(cols)

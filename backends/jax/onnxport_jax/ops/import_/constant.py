@@ -13,12 +13,10 @@ from ...context import ints
 @importer("Constant", since=25)
 def constant(ctx, *, sparse_value, value, value_float, value_floats, value_int, value_ints,
              value_string, value_strings):
-    try:
+    with ctx.raising():
         return constant_value(sparse_value=sparse_value, value=value, value_float=value_float,
                               value_floats=value_floats, value_int=value_int, value_ints=value_ints,
                               value_string=value_string, value_strings=value_strings)
-    except ValueError as exc:
-        raise ctx.error(str(exc)) from exc
 
 
 @importer("ConstantOfShape", since=25)

@@ -24,10 +24,8 @@ def _text(a) -> bool:
 
 
 def _label_table(ctx, attrs):
-    try:
+    with ctx.raising():
         return label_table(attrs)
-    except ValueError as exc:
-        raise ctx.error(str(exc)) from exc
 
 
 @importer("LabelEncoder", since=4, domain=_ML)
@@ -79,10 +77,8 @@ def label_encoder(ctx, x, **attrs):
 
 # -- TreeEnsemble ------------------------------------------------------------------------------
 def _depth(ctx, roots, t_id, t_leaf, f_id, f_leaf) -> int:
-    try:
+    with ctx.raising():
         return tree_depth(roots, t_id, t_leaf, f_id, f_leaf)
-    except ValueError as exc:
-        raise ctx.error(str(exc)) from exc
 
 
 def _post_transform(ctx, y, kind: int):

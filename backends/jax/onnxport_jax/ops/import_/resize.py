@@ -22,10 +22,8 @@ def _plan(ctx, x, roi, scales, sizes, *, axes, policy, **how):
     size_v = concrete(ctx, 3, sizes, "sizes")
     roi_v = concrete(ctx, 1, roi, "roi")
     shape = [int(d) for d in x.shape]
-    try:
+    with ctx.raising():
         return resize_plan(shape, resize_sizes(shape, roi_v, scale_v, size_v, axes, policy), **how)
-    except ValueError as exc:
-        raise ctx.error(str(exc)) from exc
 
 
 @importer("Resize", since=19)

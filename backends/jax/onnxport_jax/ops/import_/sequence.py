@@ -17,10 +17,8 @@ def _position(ctx, i, pos):
 
 def _seq_call(ctx, fn, *args):
     """A core sequence operation; a bad position is an error naming the node."""
-    try:
+    with ctx.raising():
         return fn(*args)
-    except ValueError as exc:
-        raise ctx.error(str(exc)) from exc
 
 
 @importer("SequenceConstruct", since=11)

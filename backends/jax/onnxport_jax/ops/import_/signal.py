@@ -72,12 +72,10 @@ def stft(ctx, signal, frame_step, window=None, frame_length=None, *, onesided):
     """Frames of ``signal`` [B, L, 1|2], windowed, transformed: [B, frames, bins, 2]."""
     step = int(_scalar(ctx, 1, frame_step, "frame_step"))
     length = _scalar(ctx, 3, frame_length, "frame_length")
-    try:
+    with ctx.raising():
         length, idx, valid = stft_frames(int(signal.shape[1]), step, length,
                                          None if window is None else int(window.shape[0]), onesided,
                                          int(signal.shape[-1]) == 2)
-    except ValueError as exc:
-        raise ctx.error(str(exc)) from exc
     frames = jnp.asarray(signal)[:, idx]  # [B, F, W, C]
     frames = jnp.where(valid[None, :, :, None], frames, jnp.zeros((), signal.dtype))
     if window is not None:
@@ -90,10 +88,8 @@ def stft(ctx, signal, frame_step, window=None, frame_length=None, *, onesided):
 @importer("BlackmanWindow", since=17)
 def cosine_window(ctx, size, *, output_datatype, periodic):
     """HannWindow, HammingWindow and BlackmanWindow (:func:`onnxport.signal.cosine_window`)."""
-    try:
+    with ctx.raising():
         w = cosine_window_values(ctx.op_type, int(_scalar(ctx, 0, size, "the window size")), periodic)
-    except ValueError as exc:
-        raise ctx.error(str(exc)) from exc
     return w.astype(np_dtype(output_datatype, np.float32))
 
 
@@ -106,8 +102,6 @@ def mel_weight_matrix(ctx, num_mel_bins, dft_length, sample_rate, lower_edge_her
     rate = _scalar(ctx, 2, sample_rate, "sample_rate")
     low = _scalar(ctx, 3, lower_edge_hertz, "lower_edge_hertz")
     high = _scalar(ctx, 4, upper_edge_hertz, "upper_edge_hertz")
-    try:
+    with ctx.raising():
         out = mel_weight_matrix_values(bins, n_fft, rate, low, high)
-    except ValueError as exc:
-        raise ctx.error(str(exc)) from exc
     return out.astype(np_dtype(output_datatype, np.float32))

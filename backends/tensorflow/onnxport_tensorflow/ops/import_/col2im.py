@@ -19,10 +19,8 @@ def col2im(ctx, x, image_shape, block_shape, *, dilations, pads, strides):
     ck, length = int(x.shape[1]), int(x.shape[2])
     kprod = int(np.prod(block))
     c = ck // kprod
-    try:
+    with ctx.raising():
         flat = col2im_targets(image, block, dilations, strides, pads, length)
-    except ValueError as exc:
-        raise ctx.error(str(exc)) from exc
     size = int(np.prod(image))
     n = tf.shape(x)[0]
     cols = tf.transpose(tf.reshape(x, tf.stack([n, c, kprod * length])), [2, 0, 1])

@@ -14,10 +14,8 @@ _ML = "ai.onnx.ml"
 
 
 def _label_table(ctx, attrs):
-    try:
+    with ctx.raising():
         return label_table(attrs)
-    except ValueError as exc:
-        raise ctx.error(str(exc)) from exc
 
 
 @importer("LabelEncoder", since=4, domain=_ML)

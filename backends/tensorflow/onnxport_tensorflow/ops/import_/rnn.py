@@ -28,10 +28,8 @@ def _activation(name, alpha, beta):
 
 
 def _activations(ctx, names, defaults, num_dirs, alphas, betas):
-    try:
+    with ctx.raising():
         specs = activation_specs(names, defaults, num_dirs, alphas, betas)
-    except ValueError as exc:
-        raise ctx.error(str(exc)) from exc
     return [[_activation(*spec) for spec in d] for d in specs]
 
 

@@ -70,10 +70,8 @@ def slice_(ctx, data, starts, ends, axes=None, steps=None):
 
 def split_sizes(ctx, dim: int, n: int | None, parts: int) -> list[int]:
     """Piece sizes when no explicit split is given: ceil(dim / n) each, the last smaller."""
-    try:
+    with ctx.raising():
         return even_split(dim, n or parts)
-    except ValueError as exc:
-        raise ctx.error(str(exc)) from exc
 
 
 @importer("Split", since=18)

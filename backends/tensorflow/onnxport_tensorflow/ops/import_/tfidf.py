@@ -17,10 +17,8 @@ from ._static import rank, tensor
 
 
 def _plan(ctx, row_length, pool, **attrs):
-    try:
+    with ctx.raising():
         return tfidf_plan(row_length, pool=pool, **attrs)
-    except ValueError as exc:
-        raise ctx.error(str(exc)) from exc
 
 
 @importer("TfIdfVectorizer", since=9)

@@ -111,10 +111,8 @@ _POST = ("NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT")
 
 def _depth(ctx: NodeContext, roots, true_ids, true_leaf, false_ids, false_leaf) -> int:
     """The most interior nodes on any root-to-leaf path (the number of descent steps)."""
-    try:
+    with ctx.raising():
         return tree_depth(roots, true_ids, true_leaf, false_ids, false_leaf)
-    except ValueError as exc:
-        raise ctx.error(str(exc)) from exc
 
 
 def _post_transform(ctx: NodeContext, y: torch.Tensor, kind: int) -> torch.Tensor:

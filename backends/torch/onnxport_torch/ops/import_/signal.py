@@ -72,10 +72,8 @@ def stft(ctx, signal, frame_step, window=None, frame_length=None, *, onesided):
 @importer("BlackmanWindow", since=17)
 def cosine_window(ctx, size, *, output_datatype, periodic):
     """HannWindow, HammingWindow and BlackmanWindow (:func:`onnxport.signal.cosine_window`)."""
-    try:
+    with ctx.raising():
         w = cosine_window_values(ctx.op_type, int(_scalar(ctx, 0, size)), periodic)
-    except ValueError as exc:
-        raise ctx.error(str(exc)) from exc
     return torch.from_numpy(w).to(dtypes.to_torch_dtype(output_datatype))
 
 
@@ -86,8 +84,6 @@ def mel_weight_matrix(ctx, num_mel_bins, dft_length, sample_rate, lower_edge_her
     n_fft = int(_scalar(ctx, 1, dft_length))
     rate = _scalar(ctx, 2, sample_rate)
     low, high = _scalar(ctx, 3, lower_edge_hertz), _scalar(ctx, 4, upper_edge_hertz)
-    try:
+    with ctx.raising():
         out = mel_weight_matrix_values(bins, n_fft, rate, low, high)
-    except ValueError as exc:
-        raise ctx.error(str(exc)) from exc
     return torch.from_numpy(out).to(dtypes.to_torch_dtype(output_datatype))
