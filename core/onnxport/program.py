@@ -19,6 +19,7 @@ import onnx_ir as ir
 from .driver import ImportPlan, is_weight_use, iter_graphs
 from .errors import ConversionError, OnnxportError
 from .opfacts import NO_FOLD_OPS, RANDOM_OPS
+from .safety import GROWING_OPS, check_call, fold_fits
 
 #: float element types too narrow to train; initializers of these types stay constants
 UNTRAINABLE_FLOATS = ("float8", "float4", "float6")
@@ -66,7 +67,8 @@ def is_static(x: Any) -> bool:
 class Step:
     """One node: its primitive with context, attributes and compiled subgraphs bound.
 
-    Backends subclass it to set :attr:`tracer_errors`, :meth:`fold` and :meth:`convert_value`.
+    Backends subclass it to set :attr:`tracer_errors`, :meth:`fold`, :meth:`convert_value`,
+    :meth:`invoke` and the value readers the call-time budget check uses.
     """
 
     __slots__ = ("node", "fn", "ctx", "attrs", "subgraphs", "foldable", "inputs", "outputs", "convert")
@@ -96,14 +98,30 @@ class Step:
         """Apply a layout conversion (named by the backend's layout plan) to an argument."""
         return x
 
+    @staticmethod
+    def shape_of(x: Any) -> Any:
+        """A value's shape, for the call-time budget check of ops that grow their input."""
+        return np.shape(x)
+
+    @staticmethod
+    def array_of(x: Any) -> Any:
+        """A concrete value as numpy, for the call-time budget check."""
+        return np.asarray(x)
+
+    def invoke(self, args: list[Any], attrs: dict[str, Any]) -> Any:
+        """The primitive on its arguments (a backend may wrap it, e.g. in a name scope)."""
+        return self.fn(self.ctx, *args, **attrs)
+
     def fold(self, args: list[Any], attrs: dict[str, Any]) -> list[Any]:
         """Evaluate on static arguments now; the outputs that are concrete come back as numpy."""
         return self.call(args, attrs)
 
     def call(self, args: list[Any], attrs: dict[str, Any]) -> list[Any]:
         """The primitive's outputs, one per node output (missing trailing ones as None)."""
+        if self.ctx.op_type in GROWING_OPS:  # sized before allocating, where the values are concrete
+            check_call(self.ctx.op_type, self.ctx.label, args, self.shape_of, self.array_of)
         try:
-            result = self.fn(self.ctx, *args, **attrs)
+            result = self.invoke(args, attrs)
         except OnnxportError:
             raise
         except self.tracer_errors as exc:
@@ -308,8 +326,10 @@ class GraphCompiler:
                 subgraphs.append((name, [self.compile(attr.value)], False))
             elif attr.type == ir.AttributeType.GRAPHS:
                 subgraphs.append((name, [self.compile(g) for g in attr.value], True))
-        step = self.step_cls(node, info.primitive.fn, ctx, dict(info.attributes), subgraphs, foldable(node))
-        if step.foldable and all(v is None or v in self.static for v in node.inputs):
+        step = self.new_step(node, info.primitive.fn, ctx, dict(info.attributes), subgraphs)
+        if (step.foldable and all(v is None or v in self.static for v in node.inputs)
+                and fold_fits(node.op_type, [None if v is None else self.static[v] for v in node.inputs],
+                              np.shape, np.asarray, self.fold_limit)):
             env = Env(self.static)
             try:
                 step.run(env)
@@ -322,6 +342,11 @@ class GraphCompiler:
                         self.static[v] = o
                 return None
         return step
+
+    def new_step(self, node: ir.Node, fn: Callable, ctx: Any, attrs: dict[str, Any],
+                 subgraphs: list[tuple[str, list[Program], bool]]) -> Step:
+        """The step of one node (a backend may add facts to it)."""
+        return self.step_cls(node, fn, ctx, attrs, subgraphs, foldable(node))
 
     def hoist(self, program: Program) -> dict[str, ir.Value]:
         """Large folded constants read by runtime steps: ``{key: value}`` (keys unique among

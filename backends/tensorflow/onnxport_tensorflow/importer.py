@@ -18,7 +18,7 @@ from onnxport.backend import Backend
 from onnxport.driver import ImportPlan
 from onnxport.errors import ConversionError, InputError
 from onnxport.inputs import bind_inputs, check_shape
-from onnxport.program import Env, GraphCompiler, Step
+from onnxport.program import Env, GraphCompiler, Step, iter_steps
 from onnxport.program import Program as _CoreProgram
 
 from . import dtypes, layout
@@ -69,11 +69,28 @@ def _to_static(x: Any) -> Any:
 
 # -- compiled graphs -------------------------------------------------------------------------
 class _Step(Step):
-    """A node run with TensorFlow values: folded eagerly under ``tf.init_scope``."""
+    """A node run with TensorFlow values: folded eagerly under ``tf.init_scope``; its ops live in
+    a name scope of its own, so that run-time TF errors name the ONNX node."""
 
-    __slots__ = ()
+    __slots__ = ("scope",)
     is_static = staticmethod(is_static)
     convert_value = staticmethod(layout.convert)
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.scope = "node"  # the TF name scope of its ops (unique per graph, set by the builder)
+
+    @staticmethod
+    def shape_of(x: Any) -> Any:
+        return x.shape
+
+    @staticmethod
+    def array_of(x: Any) -> Any:
+        return x.numpy() if hasattr(x, "numpy") else np.asarray(x)
+
+    def invoke(self, args: list[Any], attrs: dict[str, Any]) -> Any:
+        with tf.name_scope(self.scope):  # run-time TF errors name the op by this scope
+            return self.fn(self.ctx, *args, **attrs)
 
     def fold(self, args: list[Any], attrs: dict[str, Any]) -> list[Any]:
         # computed from static shapes/constants: evaluate eagerly now, keep it numpy
@@ -191,7 +208,10 @@ class TfModel(tf.Module):
         """Check the inputs (dtypes and static dims, no implicit casts), then run :attr:`serve`."""
         values = self._bind_inputs(inputs, named)
         values = [self._check_input(spec, x) for spec, x in zip(self._impl.info["inputs"], values)]
-        return self.serve(*values)
+        try:
+            return self.serve(*values)
+        except tf.errors.OpError as exc:  # shapes only the run reveals: name the ONNX node
+            raise _run_error(self._impl.program, exc) from exc
 
     @tf.autograph.experimental.do_not_convert
     def forward(self, *inputs: Any) -> Any:
@@ -302,6 +322,34 @@ class _Builder(GraphCompiler):
     def holdable(self, arr: np.ndarray) -> bool:
         return _np_ok(arr.dtype) and arr.dtype.kind in "fiub"
 
+    def new_step(self, node: ir.Node, *args: Any) -> _Step:
+        step = super().new_step(node, *args)
+        step.scope = f"n{self.node_count}_{_scope_part(node.name or node.op_type)}"
+        return step
+
+
+def _run_error(program: Program, exc: Any) -> ConversionError:
+    """A TF run-time error as a :class:`ConversionError` naming the ONNX node whose op failed."""
+    import re
+
+    scopes = {step.scope: step.ctx.label for step in iter_steps(program)}
+    found = re.search(r"\{\{node ([^}]+)\}\}", exc.message or "")
+    label = None
+    for part in (found.group(1).split("/") if found else []):
+        label = scopes.get(part) or scopes.get(re.sub(r"_\d+$", "", part))
+        if label:
+            break
+    where = f"node {label}" if label else "the model"
+    first = (exc.message or "").strip().splitlines()[0] if exc.message else ""
+    return ConversionError(f"{where} failed at run time: {type(exc).__name__}: {first}")
+
+
+def _scope_part(name: str) -> str:
+    """A TF name-scope piece from an ONNX node name (names come from the file: sanitised)."""
+    import re
+
+    return re.sub(r"[^A-Za-z0-9_.\-]", "_", name)[:48] or "node"
+
 
 def _input_spec(v: ir.Value) -> dict[str, Any]:
     kind = "tensor"
@@ -408,6 +456,11 @@ class TensorflowBackend(ExportSupport, Backend):
     @property
     def dtypes(self) -> frozenset[ir.DataType]:
         return dtypes.HELD_TYPES
+
+    def to_sequential(self, plan: ImportPlan, **options: Any) -> Any:
+        from .sequential import to_sequential
+
+        return to_sequential(plan, **options)
 
     def import_model(self, plan: ImportPlan, **options: Any) -> TfModel:
         return import_plan(plan, **options)
