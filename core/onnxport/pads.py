@@ -64,6 +64,11 @@ class PoolSettings(NamedTuple):
     extra: list[int]
     out: list[int]
 
+    @property
+    def padding(self) -> list[tuple[int, int]]:
+        """``(begin, end)`` per spatial dim, the ceil-mode extension included."""
+        return [(b, e + x) for b, e, x in zip(self.begins, self.ends, self.extra)]
+
 
 def pool_settings(spatial: Sequence[int], kernel_shape: Sequence[int], strides: Sequence[int] | None,
                   dilations: Sequence[int] | None, auto_pad: str, pads: Sequence[int] | None,
@@ -110,3 +115,30 @@ def window_slices(padded: Sequence[int], kernel: Sequence[int], strides: Sequenc
             start = tap[i] * dilations[i]
             spans.append((start, start + (out[i] - 1) * strides[i] + 1, strides[i]))
         yield tap, spans
+
+
+def window_sums(a: np.ndarray, kernel: Sequence[int], strides: Sequence[int], dilations: Sequence[int],
+                pads: Sequence[tuple[int, int]]) -> np.ndarray:
+    """Window sums of a small static ``[N, C, *spatial]`` numpy array, zero-padded by ``pads``."""
+    nd = len(kernel)
+    a = np.pad(a, [(0, 0), (0, 0), *pads])
+    for i in range(nd):
+        ax = 2 + i
+        span = (kernel[i] - 1) * dilations[i] + 1
+        n = (a.shape[ax] - span) // strides[i] + 1
+        taps = (np.arange(n) * strides[i])[:, None] + np.arange(kernel[i]) * dilations[i]
+        a = np.take(a, taps, axis=ax).sum(axis=ax + 1)
+    return a
+
+
+def average_pool_counts(spatial: Sequence[int], st: PoolSettings, count_include_pad: int) -> np.ndarray:
+    """AveragePool's divisor per output position, float64 ``[1, 1, *out]``: the input elements
+    each window covers, plus its explicit padding with ``count_include_pad`` (the ceil-mode
+    overhang never counts)."""
+    ones = np.ones((1, 1, *[int(s) for s in spatial]), np.float64)
+    if count_include_pad:
+        ones = np.pad(ones, [(0, 0), (0, 0), *zip(st.begins, st.ends)], constant_values=1.0)
+        cpad = [(0, x) for x in st.extra]
+    else:
+        cpad = st.padding
+    return window_sums(ones, st.kernel, st.strides, st.dilations, cpad)

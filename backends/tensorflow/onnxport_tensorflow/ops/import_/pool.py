@@ -13,7 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from onnxport import ImportCase, importer
-from onnxport.pads import pool_settings
+from onnxport.pads import average_pool_counts, pool_settings
 
 from ._padding import spatial_settings, window_taps
 from ._static import ints
@@ -113,19 +113,11 @@ def average_pool_values(x, *, auto_pad, ceil_mode, count_include_pad, dilations,
                         cl=False):
     """AveragePool (``cl``: ``x`` and the result channels last)."""
     x = tf.convert_to_tensor(x)
-    kernel, strides, dilations, begins, ends, extra, out = _settings(
-        x, kernel_shape, strides, dilations, auto_pad, pads, ceil_mode, cl)
-    nd = len(kernel)
+    st = _settings(x, kernel_shape, strides, dilations, auto_pad, pads, ceil_mode, cl)
+    nd = len(st.kernel)
     xl = x if cl else to_last(x, nd)
-    padcfg = [(b, e + x_) for b, e, x_ in zip(begins, ends, extra)]
-    total = _fold(xl, 0, tf.add, kernel, strides, dilations, padcfg)
-    ones = np.ones((1, 1, *_spatial(x, cl)), np.float64)
-    if count_include_pad:  # explicit pads count, ceil-mode overhang does not
-        ones = np.pad(ones, [(0, 0), (0, 0), *zip(begins, ends)], constant_values=1.0)
-        cpad = [(0, x_) for x_ in extra]
-    else:
-        cpad = padcfg
-    count = np.moveaxis(_np_window_sum(ones, kernel, strides, dilations, cpad), 1, -1)
+    total = _fold(xl, 0, tf.add, st.kernel, st.strides, st.dilations, st.padding)
+    count = np.moveaxis(average_pool_counts(_spatial(x, cl), st, count_include_pad), 1, -1)
     y = total / tf.constant(count, x.dtype)
     return y if cl else to_first(y, nd)
 
@@ -135,19 +127,6 @@ def average_pool(ctx, x, *, auto_pad, ceil_mode, count_include_pad, dilations, k
     """Average pooling: window sums over the number of counted elements."""
     return average_pool_values(x, auto_pad=auto_pad, ceil_mode=ceil_mode, count_include_pad=count_include_pad,
                                dilations=dilations, kernel_shape=kernel_shape, pads=pads, strides=strides)
-
-
-def _np_window_sum(a, kernel, strides, dilations, pads):
-    """Window sums of a small static numpy array (counts for average pooling), in numpy."""
-    nd = len(kernel)
-    a = np.pad(a, [(0, 0), (0, 0), *pads])
-    for i in range(nd):
-        ax = 2 + i
-        span = (kernel[i] - 1) * dilations[i] + 1
-        n = (a.shape[ax] - span) // strides[i] + 1
-        taps = (np.arange(n) * strides[i])[:, None] + np.arange(kernel[i]) * dilations[i]
-        a = np.take(a, taps, axis=ax).sum(axis=ax + 1)
-    return a
 
 
 @importer("LpPool", since=22)
