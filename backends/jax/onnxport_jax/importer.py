@@ -19,6 +19,7 @@ import numpy as np
 import onnx_ir as ir
 
 from onnxport.backend import Backend
+from onnxport.backend_parts import PackageNative
 from onnxport.driver import ImportPlan, iter_graphs
 from onnxport.errors import ConversionError, InputError
 from onnxport.inputs import CallCheck, InputSpec, bind_inputs, input_spec
@@ -455,42 +456,11 @@ def import_plan(plan: ImportPlan, **options: Any) -> JaxModel:
                     consts, const_values, builder.random, None if seed is None else int(seed))
 
 
-class JaxBackend(ExportSupport, Backend):
+class JaxBackend(ExportSupport, PackageNative, Backend):
     """The JAX backend: ONNX -> :class:`JaxModel` (params pytree + pure apply); JAX functions and
     Flax modules -> ONNX (:class:`~onnxport_jax.exporter.ExportSupport`)."""
 
     name = "jax"
-
-    # -- native files (onnxport convert): see onnxport_jax.native ---------------------------------------
-    native_suffixes = ("",)  # a folder
-
-    def can_load(self, path: Any) -> bool:
-        """Whether ``path`` is a native file or folder this backend reads."""
-        from . import native
-
-        return native.can_load(path)
-
-    def save(self, native_obj: Any, path: Any, example_inputs: Any = ()) -> None:
-        """Write ``native_obj`` as native files at ``path`` (see :mod:`onnxport_jax.native`)."""
-        from . import native
-
-        native.save(native_obj, path, example_inputs)
-
-    def load(self, path: Any) -> Any:
-        """The callable native object at ``path``."""
-        return self.load_with_inputs(path)[0]
-
-    def load_with_inputs(self, path: Any) -> tuple[Any, tuple[Any, ...]]:
-        """The native object at ``path`` and example inputs to export it with."""
-        from . import native
-
-        return native.load(path)
-
-    @property
-    def expected_failures(self) -> dict[str, str]:
-        from .expected_failures import EXPECTED_FAILURES
-
-        return EXPECTED_FAILURES
 
     @property
     def dtypes(self) -> frozenset[ir.DataType]:

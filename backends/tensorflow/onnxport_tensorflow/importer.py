@@ -15,6 +15,7 @@ import onnx_ir as ir
 import tensorflow as tf
 
 from onnxport.backend import Backend
+from onnxport.backend_parts import PackageNative
 from onnxport.driver import ImportPlan
 from onnxport.errors import ConversionError, InputError
 from onnxport.inputs import bind_inputs, check_shape
@@ -416,42 +417,11 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
 from .exporter import ExportSupport  # noqa: E402  (tfexport: the export side)
 
 
-class TensorflowBackend(ExportSupport, Backend):
+class TensorflowBackend(ExportSupport, PackageNative, Backend):
     """The TensorFlow backend: ONNX -> :class:`TfModel` (a ``tf.Module``); Keras / TF -> ONNX
     (:class:`~onnxport_tensorflow.exporter.ExportSupport`)."""
 
     name = "tensorflow"
-
-    # -- native files (onnxport convert): see onnxport_tensorflow.native ---------------------------------------
-    native_suffixes = ("",)  # a SavedModel folder
-
-    def can_load(self, path: Any) -> bool:
-        """Whether ``path`` is a native file or folder this backend reads."""
-        from . import native
-
-        return native.can_load(path)
-
-    def save(self, native_obj: Any, path: Any, example_inputs: Any = ()) -> None:
-        """Write ``native_obj`` as native files at ``path`` (see :mod:`onnxport_tensorflow.native`)."""
-        from . import native
-
-        native.save(native_obj, path, example_inputs)
-
-    def load(self, path: Any) -> Any:
-        """The callable native object at ``path``."""
-        return self.load_with_inputs(path)[0]
-
-    def load_with_inputs(self, path: Any) -> tuple[Any, tuple[Any, ...]]:
-        """The native object at ``path`` and example inputs to export it with."""
-        from . import native
-
-        return native.load(path)
-
-    @property
-    def expected_failures(self) -> dict[str, str]:
-        from .expected_failures import EXPECTED_FAILURES
-
-        return EXPECTED_FAILURES
 
     @property
     def dtypes(self) -> frozenset[ir.DataType]:
