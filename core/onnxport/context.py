@@ -7,7 +7,8 @@ import time, and the error naming it are the same everywhere.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 import onnx_ir as ir
@@ -83,6 +84,15 @@ class NodeContext:
     def error(self, message: str) -> ConversionError:
         """A ConversionError naming this node: ``raise ctx.error("...")``."""
         return ConversionError(f"node {self.label} (opset {self.opset}): {message}")
+
+    @contextlib.contextmanager
+    def raising(self) -> Iterator[None]:
+        """Inside, a ValueError (how the core's framework-free op maths refuses bad attributes
+        or inputs) becomes :meth:`error` naming this node: ``with ctx.raising(): ...``."""
+        try:
+            yield
+        except ValueError as exc:
+            raise self.error(str(exc)) from exc
 
     def __repr__(self) -> str:
         return f"NodeContext({self.label}, version={self.version})"

@@ -7,43 +7,17 @@ TensorFlow has no tensor type for (float8, float4, int4, int2) exist only as sta
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 import onnx_ir as ir
 import tensorflow as tf
 
 from onnxport.errors import ConversionError
+from onnxport.npdtypes import NUMPY_DTYPES, is_float_dtype
+from onnxport.npdtypes import array_from_ir as _array_from_ir
 
 DT = ir.DataType
 
-_TO_NUMPY: dict[DT, np.dtype] = {
-    DT.FLOAT: np.dtype(np.float32),
-    DT.DOUBLE: np.dtype(np.float64),
-    DT.FLOAT16: np.dtype(np.float16),
-    DT.BFLOAT16: np.dtype(ml_dtypes.bfloat16),
-    DT.INT8: np.dtype(np.int8),
-    DT.INT16: np.dtype(np.int16),
-    DT.INT32: np.dtype(np.int32),
-    DT.INT64: np.dtype(np.int64),
-    DT.UINT8: np.dtype(np.uint8),
-    DT.UINT16: np.dtype(np.uint16),
-    DT.UINT32: np.dtype(np.uint32),
-    DT.UINT64: np.dtype(np.uint64),
-    DT.BOOL: np.dtype(np.bool_),
-    DT.COMPLEX64: np.dtype(np.complex64),
-    DT.COMPLEX128: np.dtype(np.complex128),
-    DT.STRING: np.dtype(object),
-    DT.FLOAT8E4M3FN: np.dtype(ml_dtypes.float8_e4m3fn),
-    DT.FLOAT8E4M3FNUZ: np.dtype(ml_dtypes.float8_e4m3fnuz),
-    DT.FLOAT8E5M2: np.dtype(ml_dtypes.float8_e5m2),
-    DT.FLOAT8E5M2FNUZ: np.dtype(ml_dtypes.float8_e5m2fnuz),
-    DT.FLOAT8E8M0: np.dtype(ml_dtypes.float8_e8m0fnu),
-    DT.FLOAT4E2M1: np.dtype(ml_dtypes.float4_e2m1fn),
-    DT.INT4: np.dtype(ml_dtypes.int4),
-    DT.UINT4: np.dtype(ml_dtypes.uint4),
-    DT.INT2: np.dtype(ml_dtypes.int2),
-    DT.UINT2: np.dtype(ml_dtypes.uint2),
-}
+_TO_NUMPY: dict[DT, np.dtype] = {**NUMPY_DTYPES, DT.STRING: np.dtype(object)}
 _FROM_NUMPY = {v: k for k, v in _TO_NUMPY.items()}
 
 _TO_TF: dict[DT, tf.DType] = {
@@ -65,8 +39,6 @@ _TO_TF: dict[DT, tf.DType] = {
     DT.STRING: tf.string,
 }
 _FROM_TF = {v: k for k, v in _TO_TF.items()}
-
-FLOAT_TYPES = frozenset({DT.FLOAT, DT.DOUBLE, DT.FLOAT16, DT.BFLOAT16})
 
 #: types TensorFlow has no tensor for, held in a wider "carrier" tensor type that represents
 #: every value exactly (float8/float4 in float32, 4/2-bit integers in int8/uint8)
@@ -153,14 +125,11 @@ def is_float(dtype: np.dtype | tf.DType | type) -> bool:
     """Whether a numpy or TensorFlow dtype is a floating type (ml_dtypes floats included)."""
     if isinstance(dtype, tf.DType):
         return dtype.is_floating
-    dt = np.dtype(dtype)
-    return dt.kind == "f" or dt.name.startswith(("bfloat16", "float8", "float4", "float6"))
+    return is_float_dtype(dtype)
 
 
 def array_from_ir(tensor: ir.TensorProtocol) -> np.ndarray:
     """A numpy array holding exactly the values of an onnx-ir tensor."""
     if tensor.dtype == DT.STRING:
-        return np.asarray(tensor.numpy(), dtype=object)
-    arr = tensor.numpy()
-    want = to_numpy_dtype(tensor.dtype)
-    return arr if arr.dtype == want else arr.astype(want)
+        return _array_from_ir(tensor)
+    return _array_from_ir(tensor, to_numpy_dtype(tensor.dtype))

@@ -8,7 +8,7 @@ and constants stay numpy (folded at import time, or eagerly at trace time under
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -16,11 +16,13 @@ import onnx_ir as ir
 import tensorflow as tf
 
 from onnxport.backend import Backend
-from onnxport.driver import NO_FOLD_OPS, RANDOM_OPS, ImportPlan, is_weight_use, iter_graphs
-from onnxport.errors import ConversionError, InputError, OnnxportError
+from onnxport.backend_parts import PackageNative
+from onnxport.driver import ImportPlan
+from onnxport.errors import ConversionError, InputError
 from onnxport.inputs import bind_inputs, check_shape
 from onnxport.layout import plan_program as plan_layout
-from onnxport.safety import GROWING_OPS, check_call, fold_fits
+from onnxport.program import Env, GraphCompiler, Step, iter_steps
+from onnxport.program import Program as _CoreProgram
 
 from . import dtypes, fusion, layout
 from .context import CALL, CallState, DataDependentError, Mode, NodeContext, is_static
@@ -29,33 +31,9 @@ _FOLD_LIMIT = 1 << 26  # elements; larger folded constants stay runtime computat
 #: folded constants of at least this many elements read at run time are held in non-trainable
 #: variables (``model.constants``) instead of being embedded in every traced graph
 _HOIST_MIN = 1 << 12
-_UNTRAINABLE_FLOATS = ("float8", "float4", "float6")
 
 
 # -- values --------------------------------------------------------------------------------
-class _Env:
-    """Values of one graph run; lookups fall through to the enclosing graph's run."""
-
-    __slots__ = ("vals", "parent")
-
-    def __init__(self, parent: _Env | dict | None = None):
-        self.vals: dict[ir.Value, Any] = {}
-        self.parent = parent
-
-    def __getitem__(self, v: ir.Value) -> Any:
-        env: Any = self
-        while isinstance(env, _Env):
-            if v in env.vals:
-                return env.vals[v]
-            env = env.parent
-        if env is not None and v in env:
-            return env[v]
-        raise ConversionError(f"value {v.name!r} is used before it is computed")
-
-    def __setitem__(self, v: ir.Value, x: Any) -> None:
-        self.vals[v] = x
-
-
 def to_numpy(x: Any) -> Any:
     """A concrete value (eager tensor, numpy, list of them) as numpy; strings as ``str`` objects."""
     if x is None:
@@ -92,139 +70,42 @@ def _to_static(x: Any) -> Any:
     return x.numpy()
 
 
-def _size(x: Any) -> int:
-    if isinstance(x, (list, tuple)):
-        return sum(_size(e) for e in x)
-    return int(np.size(x)) if x is not None else 0
-
-
 # -- compiled graphs -------------------------------------------------------------------------
-class _Step:
-    """One node: its primitive with context, attributes and compiled subgraphs bound."""
+class _Step(Step):
+    """A node run with TensorFlow values: folded eagerly under ``tf.init_scope``; its ops live in
+    a name scope of its own, so that run-time TF errors name the ONNX node."""
 
-    __slots__ = ("node", "fn", "ctx", "attrs", "subgraphs", "foldable", "inputs", "outputs", "convert", "scope")
+    __slots__ = ("scope",)
+    is_static = staticmethod(is_static)
+    convert_value = staticmethod(layout.convert)
 
-    def __init__(self, node: ir.Node, fn: Callable, ctx: NodeContext, attrs: dict[str, Any],
-                 subgraphs: list[tuple[str, list[Program], bool]], foldable: bool):
-        self.node = node
-        self.fn = fn
-        self.ctx = ctx
-        self.attrs = attrs
-        self.subgraphs = subgraphs
-        self.foldable = foldable
-        self.inputs = list(node.inputs)
-        self.outputs = list(node.outputs)
-        self.convert: tuple[str | None, ...] | None = None  # per input, set by the layout plan (onnxport.layout)
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
         self.scope = "node"  # the TF name scope of its ops (unique per graph, set by the builder)
 
-    def call(self, args: list[Any], attrs: dict[str, Any]) -> list[Any]:
-        if self.ctx.op_type in GROWING_OPS:  # sized before allocating, where the values are concrete
-            check_call(self.ctx.op_type, self.ctx.label, args, lambda a: a.shape, lambda a: a.numpy() if hasattr(a, "numpy") else np.asarray(a))
-        try:
-            with tf.name_scope(self.scope):  # run-time TF errors name the op by this scope
-                result = self.fn(self.ctx, *args, **attrs)
-        except OnnxportError:
-            raise
-        except Exception as exc:
-            raise ConversionError(
-                f"node {self.ctx.label} (opset {self.ctx.opset}) failed: {type(exc).__name__}: {exc}"
-            ) from exc
-        if len(self.outputs) == 1:
-            return [result]
-        result = list(result) if isinstance(result, (tuple, list)) else [result]
-        if len(result) < len(self.outputs):
-            result += [None] * (len(self.outputs) - len(result))
-        return result
+    @staticmethod
+    def shape_of(x: Any) -> Any:
+        return x.shape
 
-    def run(self, env: _Env) -> None:
-        args = [env[v] if v is not None else None for v in self.inputs]
-        if self.convert is not None:
-            args = [layout.convert(a, how) for a, how in zip(args, self.convert)]
-        attrs = self.attrs
-        if self.subgraphs:
-            attrs = dict(attrs)
-            for name, progs, is_list in self.subgraphs:
-                bodies = [Body(p, env) for p in progs]
-                attrs[name] = bodies if is_list else bodies[0]
-        if self.foldable and all(is_static(a) for a in args):
-            # computed from static shapes/constants: evaluate eagerly now, keep it numpy
-            with tf.init_scope():
-                outs = self.call(args, attrs)
-                outs = [_to_static(o) if _is_concrete(o) else o for o in outs]
-        else:
+    @staticmethod
+    def array_of(x: Any) -> Any:
+        return x.numpy() if hasattr(x, "numpy") else np.asarray(x)
+
+    def invoke(self, args: list[Any], attrs: dict[str, Any]) -> Any:
+        with tf.name_scope(self.scope):  # run-time TF errors name the op by this scope
+            return self.fn(self.ctx, *args, **attrs)
+
+    def fold(self, args: list[Any], attrs: dict[str, Any]) -> list[Any]:
+        # computed from static shapes/constants: evaluate eagerly now, keep it numpy
+        with tf.init_scope():
             outs = self.call(args, attrs)
-        for v, o in zip(self.outputs, outs):
-            env[v] = o
+            return [_to_static(o) if _is_concrete(o) else o for o in outs]
 
 
-class Program:
-    """A compiled ONNX graph: formal inputs, steps in topological order, outputs."""
+class Program(_CoreProgram):
+    """A compiled ONNX graph whose layout conversions are TensorFlow transposes."""
 
-    def __init__(self, graph: ir.Graph, steps: list[_Step], inputs: list[ir.Value]):
-        self.graph = graph
-        self.name = graph.name or "graph"
-        self.steps = steps
-        self.inputs = inputs
-        self.outputs = list(graph.outputs)
-        self.convert_out: list[str | None] | None = None  # set by the layout plan (onnxport.layout)
-        self.hwio: set[ir.Value] = set()  # weights that Convs read HWIO (onnxport.layout)
-
-    def run(self, env: _Env) -> list[Any]:
-        for step in self.steps:
-            step.run(env)
-        if self.convert_out is None:
-            return [env[v] for v in self.outputs]
-        return [layout.convert(env[v], how) for v, how in zip(self.outputs, self.convert_out)]
-
-
-class Body:
-    """A subgraph (If branch, Loop/Scan body) bound to its enclosing values.
-
-    ``body(*inputs) -> list of outputs``; it can be called inside ``tf.cond``/``tf.while_loop``
-    (outer values are closed over).
-    """
-
-    def __init__(self, program: Program, outer: _Env):
-        self.program = program
-        self.outer = outer
-
-    @property
-    def num_inputs(self) -> int:
-        return len(self.program.inputs)
-
-    @property
-    def num_outputs(self) -> int:
-        return len(self.program.outputs)
-
-    @property
-    def input_dtypes(self) -> list[ir.DataType | None]:
-        return [v.dtype for v in self.program.inputs]
-
-    @property
-    def output_dtypes(self) -> list[ir.DataType | None]:
-        return [v.dtype for v in self.program.outputs]
-
-    @property
-    def input_shapes(self) -> list[tuple | None]:
-        from onnxport.context import value_shape as _shape
-
-        return [_shape(v) for v in self.program.inputs]
-
-    @property
-    def output_shapes(self) -> list[tuple | None]:
-        from onnxport.context import value_shape as _shape
-
-        return [_shape(v) for v in self.program.outputs]
-
-    def __call__(self, *inputs: Any) -> list[Any]:
-        if len(inputs) != self.num_inputs:
-            raise ConversionError(
-                f"subgraph {self.program.name!r} takes {self.num_inputs} inputs, got {len(inputs)}"
-            )
-        env = _Env(self.outer)
-        for v, x in zip(self.program.inputs, inputs):
-            env[v] = x
-        return self.program.run(env)
+    convert_value = staticmethod(layout.convert)
 
 
 # -- the model --------------------------------------------------------------------------------
@@ -343,7 +224,7 @@ class TfModel(tf.Module):
         state = CallState(self._seed, self.weights)
         token = CALL.set(state)
         try:
-            env = _Env(self._impl.static)
+            env = Env(self._impl.static)
             for key, v in self._impl.var_values.items():
                 var = self.weights[key]
                 env[v] = layout.lay_out(var) if v in self._impl.program.hwio else var.read_value()
@@ -433,124 +314,33 @@ def _spec_name(name: str) -> str:
 
 
 # -- building -----------------------------------------------------------------------------------
-class _Builder:
+class _Builder(GraphCompiler):
     """Resolves primitives, folds constant subgraphs and picks variables for one import."""
 
-    def __init__(self, plan: ImportPlan, options: dict[str, Any]):
-        self.plan = plan
-        self.options = options
-        self.mode = Mode()
-        self.static: dict[ir.Value, Any] = {}
-        self.params: dict[str, np.ndarray] = {}
-        self.param_values: dict[str, ir.Value] = {}
-        self.param_key_of: dict[ir.Value, str] = {}
-        self.trainable_mode = options.get("trainable", "auto")
-        self.node_count = 0
-        self.random = False
+    step_cls = _Step
+    program_cls = Program
+    context_cls = NodeContext
+    data_dependent_error = DataDependentError
+    fold_limit = _FOLD_LIMIT
+    hoist_min = _HOIST_MIN
 
-    def collect_initializers(self) -> None:
-        for g in iter_graphs(self.plan.model.graph):
-            for v in g.initializers.values():
-                if v.const_value is None:
-                    continue
-                try:
-                    arr = dtypes.array_from_ir(v.const_value)
-                except OnnxportError as exc:
-                    raise ConversionError(f"initializer {v.name!r}: {exc}") from exc
-                if self._is_param(v, arr):
-                    key = v.name or f"param_{len(self.params)}"
-                    self.param_values[key] = v
-                    self.param_key_of[v] = key
-                    self.params[key] = arr
-                else:
-                    self.static[v] = arr
+    def array_from_ir(self, tensor: Any) -> np.ndarray:
+        return dtypes.array_from_ir(tensor)
 
-    def _is_param(self, v: ir.Value, arr: np.ndarray) -> bool:
-        if arr.dtype.kind != "f" and arr.dtype.name != "bfloat16":
-            return False
-        if arr.dtype.name.startswith(_UNTRAINABLE_FLOATS):
-            return False
-        if self.trainable_mode == "none":
-            return False
-        if self.trainable_mode == "all":
-            return True
-        return arr.ndim >= 1 and is_weight_use(v)
+    def holdable(self, arr: np.ndarray) -> bool:
+        return _np_ok(arr.dtype) and arr.dtype.kind in "fiub"
 
-    def compile(self, graph: ir.Graph) -> Program:
-        steps = []
-        for node in graph:
-            step = self._node(node)
-            if step is not None:
-                steps.append(step)
-        return Program(graph, steps, list(graph.inputs))
-
-    def _foldable(self, node: ir.Node) -> bool:
-        if node.op_type in NO_FOLD_OPS:
-            return False
-        return not any(
-            a.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS) for a in node.attributes.values()
-        )
-
-    def _node(self, node: ir.Node) -> _Step | None:
-        info = self.plan.info(node)
-        consts = {
-            i: v_arr for i, v in enumerate(node.inputs)
-            if v is not None and (v_arr := self.static.get(v)) is not None and isinstance(v_arr, np.ndarray)
-        }
-        param_keys = {i: self.param_key_of[v] for i, v in enumerate(node.inputs) if v in self.param_key_of}
-        self.node_count += 1
-        self.random |= node.op_type in RANDOM_OPS
-        ctx = NodeContext(node, info.opset, info.version, self.mode, consts, self.node_count, param_keys)
-        subgraphs: list[tuple[str, list[Program], bool]] = []
-        for name, attr in node.attributes.items():
-            if attr.type == ir.AttributeType.GRAPH:
-                subgraphs.append((name, [self.compile(attr.value)], False))
-            elif attr.type == ir.AttributeType.GRAPHS:
-                subgraphs.append((name, [self.compile(g) for g in attr.value], True))
-        step = _Step(node, info.primitive.fn, ctx, dict(info.attributes), subgraphs, self._foldable(node))
+    def new_step(self, node: ir.Node, *args: Any) -> _Step:
+        step = super().new_step(node, *args)
         step.scope = f"n{self.node_count}_{_scope_part(node.name or node.op_type)}"
-        if (step.foldable and all(v is None or v in self.static for v in node.inputs)
-                and fold_fits(node.op_type, [None if v is None else self.static[v] for v in node.inputs],
-                              np.shape, np.asarray, _FOLD_LIMIT)):
-            env = _Env(self.static)
-            try:
-                step.run(env)
-            except DataDependentError:
-                return step
-            outs = [env.vals.get(v) for v in node.outputs]
-            if all(o is None or (is_static(o) and _size(o) <= _FOLD_LIMIT) for o in outs):
-                for v, o in zip(node.outputs, outs):
-                    if o is not None or v in env.vals:  # None is a value too: an empty optional
-                        self.static[v] = o
-                return None
         return step
-
-    def hoist(self, program: Program) -> dict[str, ir.Value]:
-        """Large folded constants read by runtime steps: ``{key: value}``."""
-        values: dict[str, ir.Value] = {}
-        seen: set[ir.Value] = set()
-        for step in _iter_steps(program):
-            for v in step.inputs:
-                if v is None or v in seen or v in self.param_key_of:
-                    continue
-                arr = self.static.get(v)
-                if not isinstance(arr, np.ndarray) or arr.size < _HOIST_MIN or not _np_ok(arr.dtype):
-                    continue
-                if arr.dtype.kind not in "fiub":
-                    continue
-                seen.add(v)
-                key = v.name or f"const_{len(values)}"
-                while key in values or key in self.param_values:
-                    key += "_"
-                values[key] = v
-        return values
 
 
 def _run_error(program: Program, exc: Any) -> ConversionError:
     """A TF run-time error as a :class:`ConversionError` naming the ONNX node whose op failed."""
     import re
 
-    scopes = {step.scope: step.ctx.label for step in _iter_steps(program)}
+    scopes = {step.scope: step.ctx.label for step in iter_steps(program)}
     found = re.search(r"\{\{node ([^}]+)\}\}", exc.message or "")
     label = None
     for part in (found.group(1).split("/") if found else []):
@@ -560,14 +350,6 @@ def _run_error(program: Program, exc: Any) -> ConversionError:
     where = f"node {label}" if label else "the model"
     first = (exc.message or "").strip().splitlines()[0] if exc.message else ""
     return ConversionError(f"{where} failed at run time: {type(exc).__name__}: {first}")
-
-
-def _iter_steps(program: Program) -> Iterator[_Step]:
-    for step in program.steps:
-        yield step
-        for _, progs, _ in step.subgraphs:
-            for p in progs:
-                yield from _iter_steps(p)
 
 
 def _scope_part(name: str) -> str:
@@ -609,7 +391,7 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
     """
     options = {**plan.options, **options}
     graph = plan.model.graph
-    builder = _Builder(plan, options)
+    builder = _Builder(plan, options, Mode())
     builder.collect_initializers()
     builder.mode.training = bool(options.get("training", False))
     program = builder.compile(graph)
@@ -646,42 +428,11 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
 from .exporter import ExportSupport  # noqa: E402  (tfexport: the export side)
 
 
-class TensorflowBackend(ExportSupport, Backend):
+class TensorflowBackend(ExportSupport, PackageNative, Backend):
     """The TensorFlow backend: ONNX -> :class:`TfModel` (a ``tf.Module``); Keras / TF -> ONNX
     (:class:`~onnxport_tensorflow.exporter.ExportSupport`)."""
 
     name = "tensorflow"
-
-    # -- native files (onnxport convert): see onnxport_tensorflow.native ---------------------------------------
-    native_suffixes = ("",)  # a SavedModel folder
-
-    def can_load(self, path: Any) -> bool:
-        """Whether ``path`` is a native file or folder this backend reads."""
-        from . import native
-
-        return native.can_load(path)
-
-    def save(self, native_obj: Any, path: Any, example_inputs: Any = ()) -> None:
-        """Write ``native_obj`` as native files at ``path`` (see :mod:`onnxport_tensorflow.native`)."""
-        from . import native
-
-        native.save(native_obj, path, example_inputs)
-
-    def load(self, path: Any) -> Any:
-        """The callable native object at ``path``."""
-        return self.load_with_inputs(path)[0]
-
-    def load_with_inputs(self, path: Any) -> tuple[Any, tuple[Any, ...]]:
-        """The native object at ``path`` and example inputs to export it with."""
-        from . import native
-
-        return native.load(path)
-
-    @property
-    def expected_failures(self) -> dict[str, str]:
-        from .expected_failures import EXPECTED_FAILURES
-
-        return EXPECTED_FAILURES
 
     @property
     def dtypes(self) -> frozenset[ir.DataType]:

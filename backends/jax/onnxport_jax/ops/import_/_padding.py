@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-import numpy as np
 from jax import lax
 
-from onnxport.pads import resolve_pads, same_pads, spatial_settings
+from onnxport.pads import resolve_pads, same_pads, spatial_settings, window_slices
 
 __all__ = ["resolve_pads", "same_pads", "spatial_settings", "window_taps"]
 
@@ -15,12 +14,9 @@ def window_taps(xp, kernel, strides, dilations, first_axis):
     """For each kernel tap of a window op over the padded ``xp`` (spatial dims from
     ``first_axis``): ``(tap, the strided slice of xp that tap reads for every output position)``."""
     nd = len(kernel)
-    out = [(xp.shape[first_axis + i] - (kernel[i] - 1) * dilations[i] - 1) // strides[i] + 1 for i in range(nd)]
-    for tap in np.ndindex(*kernel):
+    padded = xp.shape[first_axis:first_axis + nd]
+    for tap, spans in window_slices(padded, kernel, strides, dilations):
         start, stop, step = [0] * xp.ndim, list(xp.shape), [1] * xp.ndim
-        for i in range(nd):
-            a = first_axis + i
-            start[a] = tap[i] * dilations[i]
-            stop[a] = start[a] + (out[i] - 1) * strides[i] + 1
-            step[a] = strides[i]
+        for i, (b, e, s) in enumerate(spans):
+            start[first_axis + i], stop[first_axis + i], step[first_axis + i] = b, e, s
         yield tap, lax.slice(xp, start, stop, step)

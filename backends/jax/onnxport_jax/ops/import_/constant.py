@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from onnxport import importer
+from onnxport.constant import constant_value, fill_value
 
 from ...context import ints
 
@@ -12,27 +13,14 @@ from ...context import ints
 @importer("Constant", since=25)
 def constant(ctx, *, sparse_value, value, value_float, value_floats, value_int, value_ints,
              value_string, value_strings):
-    if value is not None:
-        return np.asarray(value)
-    if sparse_value is not None:
-        raise ctx.error("sparse tensor constants are not supported by the JAX backend")
-    if value_float is not None:
-        return np.asarray(value_float, dtype=np.float32)
-    if value_floats is not None:
-        return np.asarray(value_floats, dtype=np.float32)
-    if value_int is not None:
-        return np.asarray(value_int, dtype=np.int64)
-    if value_ints is not None:
-        return np.asarray(value_ints, dtype=np.int64)
-    if value_string is not None:
-        return np.asarray(value_string, dtype=object)
-    if value_strings is not None:
-        return np.asarray(value_strings, dtype=object)
-    raise ctx.error("Constant has no value attribute")
+    with ctx.raising():
+        return constant_value(sparse_value=sparse_value, value=value, value_float=value_float,
+                              value_floats=value_floats, value_int=value_int, value_ints=value_ints,
+                              value_string=value_string, value_strings=value_strings)
 
 
 @importer("ConstantOfShape", since=25)
 def constant_of_shape(ctx, shape, *, value):
-    fill = np.asarray(value).reshape(-1) if value is not None else np.zeros(1, np.float32)
+    fill = fill_value(value)
     dims = ints(ctx, 0, shape)
     return np.full(dims, fill[0], dtype=fill.dtype)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import itertools
 
 import jax.numpy as jnp
-import numpy as np
 
 from onnxport import importer
+from onnxport.grid import affine_base, cubic_weights, sample_bounds, unnormalize
 
 from ._static import ints
 
@@ -30,14 +30,6 @@ def _reflect(x, lo, hi):
     return jnp.where(x < lo, fb, jnp.where(x > hi, fa, x))
 
 
-def _cubic(t, a=-0.75):
-    t = jnp.abs(t)
-    return [((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a,
-            ((a + 2) * t - (a + 3)) * t * t + 1,
-            ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1,
-            ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a]
-
-
 @importer("GridSample", since=22)
 def grid_sample(ctx, x, grid, *, align_corners, mode, padding_mode):
     if mode not in ("nearest", "linear", "cubic"):
@@ -48,8 +40,8 @@ def grid_sample(ctx, x, grid, *, align_corners, mode, padding_mode):
     taps = []  # per spatial dim: [(index, weight), ...]
     for i, size in enumerate(dims):
         v = g[..., nd - 1 - i]  # grid's last axis lists coordinates as (x, y, z): reversed dims
-        v = (v + 1) / 2 * (size - 1) if align_corners else ((v + 1) * size - 1) / 2
-        lo, hi = (0.0, size - 1.0) if align_corners else (-0.5, size - 0.5)
+        v = unnormalize(v, size, align_corners)
+        lo, hi = sample_bounds(size, align_corners)
         if mode == "nearest":
             v = jnp.round(v)
         if padding_mode == "border":
@@ -65,7 +57,7 @@ def grid_sample(ctx, x, grid, *, align_corners, mode, padding_mode):
         if mode == "linear":
             taps.append([(v0, 1 - t), (v0 + 1, t)])
         else:
-            taps.append([(v0 + k - 1, w) for k, w in enumerate(_cubic(t))])
+            taps.append([(v0 + k - 1, w) for k, w in enumerate(cubic_weights(t))])
     n = jnp.arange(x.shape[0]).reshape((-1,) + (1,) * (g.ndim - 2))
     out = 0
     for combo in itertools.product(*taps):
@@ -79,7 +71,7 @@ def grid_sample(ctx, x, grid, *, align_corners, mode, padding_mode):
             elif padding_mode == "border":
                 ix = jnp.clip(ix, 0, size - 1)
             else:
-                lo, hi = (0.0, size - 1.0) if align_corners else (-0.5, size - 0.5)
+                lo, hi = sample_bounds(size, align_corners)
                 ix = jnp.clip(_reflect(ix.astype(x.dtype), lo, hi).astype(jnp.int32), 0, size - 1)
             idx.append(ix)
             if w is not None:
@@ -97,14 +89,6 @@ def affine_grid(ctx, theta, size, *, align_corners):
     """Sampling grid [N, *spatial, r] of theta @ (x, y[, z], 1) over normalized coordinates."""
     shape = ints(ctx, 1, size)
     n, spatial = shape[0], shape[2:]
-    axes = []
-    for s in spatial:
-        if align_corners:
-            axes.append(np.linspace(-1.0, 1.0, s) if s > 1 else np.zeros(1))
-        else:
-            axes.append((np.arange(s) * 2.0 + 1.0) / s - 1.0)
-    mesh = np.meshgrid(*axes, indexing="ij")  # per dim, [*spatial]
-    coords = np.stack([*reversed(mesh), np.ones(mesh[0].shape)], axis=-1)  # (x, y[, z], 1)
-    base = jnp.asarray(coords, theta.dtype).reshape(-1, len(spatial) + 1)
+    base = jnp.asarray(affine_base(spatial, align_corners), theta.dtype)
     grid = jnp.einsum("pk,nrk->npr", base, theta)
     return jnp.reshape(grid, (n, *spatial, len(spatial)))

@@ -12,6 +12,7 @@ import numpy as np
 from jax.scipy.special import erfinv
 
 from onnxport import importer
+from onnxport.mlops import label_table, plain, tree_depth
 
 from ._static import xp
 
@@ -22,42 +23,9 @@ def _text(a) -> bool:
     return isinstance(a, np.ndarray) and a.dtype.kind in "OSU"
 
 
-def _plain(v):
-    """A key or value as a hashable Python scalar (bytes decoded)."""
-    return v.decode() if isinstance(v, bytes) else (v.item() if isinstance(v, np.generic) else v)
-
-
-# -- LabelEncoder -------------------------------------------------------------------------------
 def _label_table(ctx, attrs):
-    """(keys list, values list, value numpy dtype, default) from the one keys_*/values_* set."""
-    keys = [k for k in (attrs["keys_tensor"], attrs["keys_int64s"], attrs["keys_floats"], attrs["keys_strings"])
-            if k is not None and len(k)]
-    vals = [("tensor", attrs["values_tensor"]), ("int64", attrs["values_int64s"]),
-            ("float", attrs["values_floats"]), ("string", attrs["values_strings"])]
-    vals = [(kind, v) for kind, v in vals if v is not None and len(v)]
-    if len(keys) != 1 or len(vals) != 1:
-        raise ctx.error("LabelEncoder needs exactly one keys_* and one values_* attribute")
-    kind, values = vals[0]
-    keys = [_plain(k) for k in np.asarray(keys[0]).reshape(-1).tolist()]
-    values = [_plain(v) for v in np.asarray(values).reshape(-1).tolist()]
-    if len(keys) != len(values):
-        raise ctx.error(f"LabelEncoder has {len(keys)} keys but {len(values)} values")
-    if kind == "tensor":
-        vdtype = np.asarray(attrs["values_tensor"]).dtype
-        dflt = attrs["default_tensor"]
-        if dflt is not None:
-            default = _plain(np.asarray(dflt).reshape(-1)[0])
-        else:
-            default = "_Unused" if vdtype.kind in "OSU" else (-0.0 if vdtype.kind == "f" else -1)
-        if vdtype.kind in "SU":
-            vdtype = np.dtype(object)
-    elif kind == "int64":
-        vdtype, default = np.dtype(np.int64), attrs["default_int64"]
-    elif kind == "float":
-        vdtype, default = np.dtype(np.float32), attrs["default_float"]
-    else:
-        vdtype, default = np.dtype(object), attrs["default_string"]
-    return keys, values, vdtype, default
+    with ctx.raising():
+        return label_table(attrs)
 
 
 @importer("LabelEncoder", since=4, domain=_ML)
@@ -76,7 +44,7 @@ def label_encoder(ctx, x, **attrs):
                 table[k] = v
 
         def look(e):
-            e = _plain(e)
+            e = plain(e)
             if isinstance(e, float) and e != e and nan_value is not None:
                 return nan_value
             return table.get(e, default)
@@ -109,21 +77,8 @@ def label_encoder(ctx, x, **attrs):
 
 # -- TreeEnsemble ------------------------------------------------------------------------------
 def _depth(ctx, roots, t_id, t_leaf, f_id, f_leaf) -> int:
-    """The most interior nodes on any root-to-leaf path (cycles are an error)."""
-    memo: dict[int, int] = {}
-
-    def visit(i, stack):
-        if i in memo:
-            return memo[i]
-        if i in stack:
-            raise ctx.error(f"TreeEnsemble node {i} lies on a cycle")
-        stack.add(i)
-        d = 1 + max(0 if t_leaf[i] else visit(t_id[i], stack), 0 if f_leaf[i] else visit(f_id[i], stack))
-        stack.discard(i)
-        memo[i] = d
-        return d
-
-    return max((visit(r, set()) for r in roots), default=0)
+    with ctx.raising():
+        return tree_depth(roots, t_id, t_leaf, f_id, f_leaf)
 
 
 def _post_transform(ctx, y, kind: int):

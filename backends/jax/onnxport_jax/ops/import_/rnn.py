@@ -3,18 +3,17 @@ activations with alpha/beta; layout 0 and 1; LSTM peepholes and input_forget).""
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 from jax import lax
 
 from onnxport import importer
-
-_DEFAULT_ALPHA = {"LeakyRelu": 0.01, "ThresholdedRelu": 1.0, "ScaledTanh": 1.0, "HardSigmoid": 0.2,
-                  "Elu": 1.0, "Affine": 1.0}
-_DEFAULT_BETA = {"ScaledTanh": 1.0, "HardSigmoid": 0.5, "Affine": 0.0}
+from onnxport.rnn import activation_specs, gru_cell, lstm_cell, num_directions, reversed_directions, rnn_cell
 
 
-def _activation(ctx, name, alpha, beta):
+def _activation(name, alpha, beta):
     fns = {
         "Tanh": jnp.tanh, "Sigmoid": jax.nn.sigmoid, "Relu": jax.nn.relu,
         "Affine": lambda x: alpha * x + beta,
@@ -25,24 +24,13 @@ def _activation(ctx, name, alpha, beta):
         "Elu": lambda x: jnp.where(x >= 0, x, alpha * (jnp.exp(x) - 1)),
         "Softsign": lambda x: x / (1 + jnp.abs(x)), "Softplus": jax.nn.softplus,
     }
-    key = next((k for k in fns if k.lower() == name.lower()), None)
-    if key is None:
-        raise ctx.error(f"unknown recurrent activation {name!r}")
-    return fns[key]
+    return fns[name]
 
 
 def _activations(ctx, names, defaults, num_dirs, alphas, betas):
-    names = list(names or defaults * num_dirs)
-    if len(names) == len(defaults) and num_dirs == 2:
-        names = names * 2
-    alphas, betas = list(alphas or []), list(betas or [])
-    out = []
-    for n in names:
-        a = alphas.pop(0) if n in _DEFAULT_ALPHA and alphas else _DEFAULT_ALPHA.get(n, 0.0)
-        b = betas.pop(0) if n in _DEFAULT_BETA and betas else _DEFAULT_BETA.get(n, 0.0)
-        out.append(_activation(ctx, n, a, b))
-    k = len(defaults)
-    return [out[d * k:(d + 1) * k] for d in range(num_dirs)]
+    with ctx.raising():
+        specs = activation_specs(names, defaults, num_dirs, alphas, betas)
+    return [[_activation(*spec) for spec in d] for d in specs]
 
 
 def _reverse_valid(x, lens):
@@ -75,7 +63,7 @@ def _common(ctx, x, w, sequence_lens, initial, direction, layout, hidden_size, n
     if layout:
         x = jnp.swapaxes(x, 0, 1)
         initial = [None if s is None else jnp.swapaxes(s, 0, 1) for s in initial]
-    num_dirs = 2 if direction == "bidirectional" else 1
+    num_dirs = num_directions(direction)
     seq, batch = x.shape[0], x.shape[1]
     hidden = hidden_size or w.shape[1] // n_states
     lens = (jnp.full((batch,), seq, jnp.int32) if sequence_lens is None
@@ -96,12 +84,8 @@ def _finish(ctx, ys, finals, layout):
     return outs[: ctx.num_outputs] if ctx.num_outputs > 1 else y
 
 
-def _dirs(direction, num_dirs):
-    return [direction == "reverse"] if num_dirs == 1 else [False, True]
-
-
 def _mm(a, b):
-    return jnp.matmul(a, b, precision=lax.Precision.HIGHEST)
+    return jnp.matmul(a, b.T, precision=lax.Precision.HIGHEST)  # b: an ONNX [gates * H, in] weight
 
 
 def _clip(v, clip):
@@ -115,13 +99,10 @@ def rnn(ctx, x, w, r, b=None, sequence_lens=None, initial_h=None, *, activation_
                                                 hidden_size, 1)
     acts = _activations(ctx, activations, ["Tanh"], num_dirs, activation_alpha, activation_beta)
     ys, finals = [], []
-    for d, rev in enumerate(_dirs(direction, num_dirs)):
+    clip_to = functools.partial(_clip, clip=clip)
+    for d, rev in enumerate(reversed_directions(direction)):
         bias = 0 if b is None else b[d, :hidden] + b[d, hidden:]
-        f = acts[d][0]
-
-        def cell(xt, carry, d=d, bias=bias, f=f):
-            return (f(_clip(_mm(xt, w[d].T) + _mm(carry[0], r[d].T) + bias, clip)),)
-
+        cell = rnn_cell(_mm, clip_to, acts[d][0], w[d], r[d], bias)
         y, fin = _run(ctx, cell, x, [h0[d]], lens, rev)
         ys.append(y)
         finals.append(fin)
@@ -135,25 +116,12 @@ def gru(ctx, x, w, r, b=None, sequence_lens=None, initial_h=None, *, activation_
                                                 hidden_size, 3)
     acts = _activations(ctx, activations, ["Sigmoid", "Tanh"], num_dirs, activation_alpha, activation_beta)
     ys, finals = [], []
+    clip_to = functools.partial(_clip, clip=clip)
     H = hidden
-    for d, rev in enumerate(_dirs(direction, num_dirs)):
+    for d, rev in enumerate(reversed_directions(direction)):
         bd = jnp.zeros((6 * H,), x.dtype) if b is None else b[d]
         wb, rb = bd[:3 * H], bd[3 * H:]
-        f, g = acts[d]
-
-        def cell(xt, carry, d=d, wb=wb, rb=rb, f=f, g=g):
-            h = carry[0]
-            xw = _mm(xt, w[d].T) + wb
-            hr = _mm(h, r[d].T)
-            z = f(_clip(xw[:, :H] + hr[:, :H] + rb[:H], clip))
-            rr = f(_clip(xw[:, H:2 * H] + hr[:, H:2 * H] + rb[H:2 * H], clip))
-            if linear_before_reset:
-                pre = xw[:, 2 * H:] + rr * (hr[:, 2 * H:] + rb[2 * H:])
-            else:
-                pre = xw[:, 2 * H:] + _mm(rr * h, r[d][2 * H:].T) + rb[2 * H:]
-            hh = g(_clip(pre, clip))
-            return ((1 - z) * hh + z * h,)
-
+        cell = gru_cell(_mm, clip_to, *acts[d], w[d], r[d], wb, rb, H, linear_before_reset)
         y, fin = _run(ctx, cell, x, [h0[d]], lens, rev)
         ys.append(y)
         finals.append(fin)
@@ -168,24 +136,12 @@ def lstm(ctx, x, w, r, b=None, sequence_lens=None, initial_h=None, initial_c=Non
     acts = _activations(ctx, activations, ["Sigmoid", "Tanh", "Tanh"], num_dirs, activation_alpha,
                         activation_beta)
     ys, finals = [], []
+    clip_to = functools.partial(_clip, clip=clip)
     H = hidden
-    for d, rev in enumerate(_dirs(direction, num_dirs)):
+    for d, rev in enumerate(reversed_directions(direction)):
         bias = jnp.zeros((4 * H,), x.dtype) if b is None else b[d, :4 * H] + b[d, 4 * H:]
         pd = jnp.zeros((3 * H,), x.dtype) if p is None else p[d]
-        f, g, hf = acts[d]
-
-        def cell(xt, carry, d=d, bias=bias, pd=pd, f=f, g=g, hf=hf):
-            h, c = carry
-            gates = _mm(xt, w[d].T) + _mm(h, r[d].T) + bias  # i, o, f, c
-            i = f(_clip(gates[:, :H] + pd[:H] * c, clip))
-            fg = f(_clip(gates[:, 2 * H:3 * H] + pd[2 * H:] * c, clip))
-            if input_forget:
-                fg = 1 - i
-            ct = g(_clip(gates[:, 3 * H:], clip))
-            c_new = fg * c + i * ct
-            o = f(_clip(gates[:, H:2 * H] + pd[H:2 * H] * c_new, clip))
-            return o * hf(c_new), c_new
-
+        cell = lstm_cell(_mm, clip_to, *acts[d], w[d], r[d], bias, pd, H, input_forget)
         y, fin = _run(ctx, cell, x, [h0[d], c0[d]], lens, rev)
         ys.append(y)
         finals.append(fin)

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from onnxport import ImportCase, importer
+from onnxport import importer
+from onnxport import sequence as seqs
 
 from ._static import concrete, ints, xp
 
 
-def _position(ctx, i, pos, n, insert=False):
-    p = int(concrete(ctx, i, pos, "position").reshape(-1)[0])
-    hi = n if insert else n - 1
-    if not -n <= p <= hi:
-        raise ctx.error(f"position {p} is out of range for a sequence of length {n}")
-    return p + n if p < 0 else p
+def _position(ctx, i, pos):
+    return None if pos is None else int(concrete(ctx, i, pos, "position").reshape(-1)[0])
+
+
+def _seq_call(ctx, fn, *args):
+    """A core sequence operation; a bad position is an error naming the node."""
+    with ctx.raising():
+        return fn(*args)
 
 
 @importer("SequenceConstruct", since=11)
@@ -30,34 +33,17 @@ def sequence_empty(ctx, *, dtype):
 
 @importer("SequenceAt", since=11)
 def sequence_at(ctx, seq, position):
-    return seq[_position(ctx, 1, position, len(seq))]
+    return seq[_seq_call(ctx, seqs.position, _position(ctx, 1, position), len(seq))]
 
 
 @importer("SequenceInsert", since=11)
 def sequence_insert(ctx, seq, tensor, position=None):
-    out = list(seq)
-    if position is None:
-        out.append(tensor)
-    else:
-        out.insert(_position(ctx, 2, position, len(seq), insert=True), tensor)
-    return out
+    return _seq_call(ctx, seqs.insert, seq, tensor, _position(ctx, 2, position))
 
 
-# no official node case uses SequenceErase or ConcatFromSequence: declared cases, onnxruntime decides
-_SEQ = [np.arange(6, dtype=np.float32).reshape(2, 3) + 10 * k for k in range(3)]
-
-
-@importer("SequenceErase", since=11, cases=[
-    ImportCase((_SEQ,), name="last"),
-    ImportCase((_SEQ, np.array(0, np.int64)), name="first"),
-    ImportCase((_SEQ, np.array(-2, np.int32)), name="negative"),
-])
+@importer("SequenceErase", since=11)  # cases: onnxport_testkit.semantic_cases
 def sequence_erase(ctx, seq, position=None):
-    out = list(seq)
-    if not out:
-        raise ctx.error("cannot erase from an empty sequence")
-    del out[-1 if position is None else _position(ctx, 1, position, len(seq))]
-    return out
+    return _seq_call(ctx, seqs.erase, seq, _position(ctx, 1, position))
 
 
 @importer("SequenceLength", since=11)
@@ -77,8 +63,7 @@ def split_to_sequence(ctx, x, split=None, *, axis, keepdims):
         return parts
     sv = concrete(ctx, 1, split, "split")
     if sv.ndim == 0:
-        size = int(sv)
-        sizes = [size] * (dim // size) + ([dim % size] if dim % size else [])
+        sizes = _seq_call(ctx, seqs.chunk_sizes, dim, int(sv))
     else:
         sizes = ints(ctx, 1, split)
     out, start = [], 0
@@ -89,11 +74,7 @@ def split_to_sequence(ctx, x, split=None, *, axis, keepdims):
 
 
 
-@importer("ConcatFromSequence", since=11, cases=[
-    ImportCase((_SEQ,), {"axis": 1}, name="concat"),
-    ImportCase((_SEQ,), {"axis": -1, "new_axis": 1}, name="stack_last"),
-    ImportCase((_SEQ[:1],), {"axis": 0, "new_axis": 1}, name="stack_one"),
-])
+@importer("ConcatFromSequence", since=11)  # cases: onnxport_testkit.semantic_cases
 def concat_from_sequence(ctx, seq, *, axis, new_axis):
     if not seq:
         raise ctx.error("cannot concatenate an empty sequence")
@@ -106,15 +87,7 @@ def concat_from_sequence(ctx, seq, *, axis, new_axis):
 @importer("SequenceMap", since=17)
 def sequence_map(ctx, seq, *extra, body):
     """Applies ``body`` to each element (and the matching element of sequence extras)."""
-    n = len(seq)
-    for e in extra:
-        if isinstance(e, list) and len(e) != n:
-            raise ctx.error(f"sequence inputs differ in length ({n} and {len(e)})")
-    outs: list[list] = [[] for _ in range(body.num_outputs)]
-    for i in range(n):
-        args = [seq[i]] + [e[i] if isinstance(e, list) else e for e in extra]
-        for k, o in enumerate(body(*args)):
-            outs[k].append(o)
+    outs = _seq_call(ctx, seqs.map_sequence, body, seq, extra, body.num_outputs)
     return outs[0] if ctx.num_outputs == 1 else tuple(outs)
 
 

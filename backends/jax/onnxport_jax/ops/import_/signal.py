@@ -11,7 +11,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from onnxport import importer
+from onnxport.signal import cosine_window as cosine_window_values
 from onnxport.signal import mel_weight_matrix as mel_weight_matrix_values
+from onnxport.signal import stft_frames
 
 from ._static import concrete, np_dtype
 
@@ -70,52 +72,25 @@ def stft(ctx, signal, frame_step, window=None, frame_length=None, *, onesided):
     """Frames of ``signal`` [B, L, 1|2], windowed, transformed: [B, frames, bins, 2]."""
     step = int(_scalar(ctx, 1, frame_step, "frame_step"))
     length = _scalar(ctx, 3, frame_length, "frame_length")
-    width = window.shape[0] if window is not None else None
-    length = int(length) if length is not None else (width if width is not None else signal.shape[1])
-    width = width if width is not None else length
-    if step <= 0 or length <= 0:
-        raise ctx.error(f"frame_step ({step}) and frame_length ({length}) must be positive")
-    if onesided and signal.shape[-1] == 2:
-        raise ctx.error("onesided STFT needs a real signal")
-    count = 1 + (signal.shape[1] - length) // step
-    if count <= 0:
-        raise ctx.error(f"a signal of length {signal.shape[1]} holds no frame of length {length}")
-    idx = np.arange(count)[:, None] * step + np.arange(width)[None, :]  # [F, W]
-    valid = idx < signal.shape[1]
-    frames = jnp.asarray(signal)[:, np.minimum(idx, signal.shape[1] - 1)]  # [B, F, W, C]
+    with ctx.raising():
+        length, idx, valid = stft_frames(int(signal.shape[1]), step, length,
+                                         None if window is None else int(window.shape[0]), onesided,
+                                         int(signal.shape[-1]) == 2)
+    frames = jnp.asarray(signal)[:, idx]  # [B, F, W, C]
     frames = jnp.where(valid[None, :, :, None], frames, jnp.zeros((), signal.dtype))
     if window is not None:
         frames = frames * jnp.reshape(jnp.asarray(window), (1, 1, -1, 1)).astype(frames.dtype)
     return _fft(frames, length, 2, False, bool(onesided))
 
 
-def _window(ctx, size, periodic: int, output_datatype: int, terms: tuple[float, ...]):
-    """A generalized cosine window ``sum_j a_j cos(2 pi j k / N)`` (N = size, or size - 1 if symmetric)."""
-    n = int(_scalar(ctx, 0, size, "the window size"))
-    if n < 0:
-        raise ctx.error(f"window size {n} is negative")
-    denom = n if periodic else n - 1
-    k = np.arange(n, dtype=np.float64)
-    w = np.zeros(n, dtype=np.float64)
-    for j, a in enumerate(terms):
-        w += a * (np.cos(2 * np.pi * j * k / denom) if denom else 1.0)
-    return w.astype(np_dtype(output_datatype, np.float32))
-
-
 @importer("HannWindow", since=17)
-def hann_window(ctx, size, *, output_datatype, periodic):
-    return _window(ctx, size, periodic, output_datatype, (0.5, -0.5))
-
-
 @importer("HammingWindow", since=17)
-def hamming_window(ctx, size, *, output_datatype, periodic):
-    alpha = 25.0 / 46.0
-    return _window(ctx, size, periodic, output_datatype, (alpha, -(1 - alpha)))
-
-
 @importer("BlackmanWindow", since=17)
-def blackman_window(ctx, size, *, output_datatype, periodic):
-    return _window(ctx, size, periodic, output_datatype, (0.42, -0.5, 0.08))
+def cosine_window(ctx, size, *, output_datatype, periodic):
+    """HannWindow, HammingWindow and BlackmanWindow (:func:`onnxport.signal.cosine_window`)."""
+    with ctx.raising():
+        w = cosine_window_values(ctx.op_type, int(_scalar(ctx, 0, size, "the window size")), periodic)
+    return w.astype(np_dtype(output_datatype, np.float32))
 
 
 @importer("MelWeightMatrix", since=17)
@@ -127,8 +102,6 @@ def mel_weight_matrix(ctx, num_mel_bins, dft_length, sample_rate, lower_edge_her
     rate = _scalar(ctx, 2, sample_rate, "sample_rate")
     low = _scalar(ctx, 3, lower_edge_hertz, "lower_edge_hertz")
     high = _scalar(ctx, 4, upper_edge_hertz, "upper_edge_hertz")
-    try:
+    with ctx.raising():
         out = mel_weight_matrix_values(bins, n_fft, rate, low, high)
-    except ValueError as exc:
-        raise ctx.error(str(exc)) from exc
     return out.astype(np_dtype(output_datatype, np.float32))

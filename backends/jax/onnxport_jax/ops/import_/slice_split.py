@@ -2,26 +2,10 @@
 
 from __future__ import annotations
 
-import math
-
 from onnxport import importer
+from onnxport.slicing import even_split, onnx_slice
 
 from ._static import ints
-
-
-def onnx_slice(dim: int, start: int, end: int, step: int) -> slice:
-    """A Python slice selecting what ONNX Slice selects on an axis of size ``dim``."""
-    if start < 0:
-        start += dim
-    if end < 0:
-        end += dim
-    if step > 0:
-        start = min(max(start, 0), dim)
-        end = min(max(end, 0), dim)
-        return slice(start, end, step)
-    start = min(max(start, 0), dim - 1)
-    end = min(max(end, -1), dim - 1)
-    return slice(start, end if end >= 0 else None, step)
 
 
 @importer("Slice", since=13)
@@ -41,11 +25,8 @@ def slice_(ctx, data, starts, ends, axes=None, steps=None):
 
 def split_sizes(ctx, dim: int, n: int | None, parts: int) -> list[int]:
     """Piece sizes when no explicit split is given: ceil(dim / n) each, the last smaller."""
-    n = n or parts
-    if n <= 0:
-        raise ctx.error(f"cannot split into {n} pieces")
-    size = math.ceil(dim / n)
-    return [min(size, max(dim - i * size, 0)) for i in range(n)]
+    with ctx.raising():
+        return even_split(dim, n or parts)
 
 
 @importer("Split", since=18)

@@ -11,70 +11,46 @@ import jax.numpy as jnp
 import numpy as np
 
 from onnxport import importer
+from onnxport.tfidf import string_pool, tfidf_plan
 
 from ._static import xp
 
 
-def _pool_groups(ctx, ngram_counts, pool_len: int) -> list[tuple[int, int, int]]:
-    """(n, begin, end) pool slices: ngram_counts[n-1] starts the n-grams."""
-    starts = [int(v) for v in ngram_counts] + [pool_len]
-    groups = []
-    for n in range(1, len(ngram_counts) + 1):
-        begin, end = starts[n - 1], starts[n]
-        if end < begin or (end - begin) % n:
-            raise ctx.error(f"the {n}-gram pool slice [{begin}, {end}) does not hold whole {n}-grams")
-        groups.append((n, begin, end))
-    return groups
+def _plan(ctx, row_length, pool, **attrs):
+    with ctx.raising():
+        return tfidf_plan(row_length, pool=pool, **attrs)
 
 
 @importer("TfIdfVectorizer", since=9)
 def tfidf_vectorizer(ctx, x, *, max_gram_length, max_skip_count, min_gram_length, mode, ngram_counts,
                      ngram_indexes, pool_int64s, pool_strings, weights):
     """[C] -> [size] or [N, C] -> [N, size] float32 TF / IDF / TF-IDF scores (size = max index + 1)."""
-    if mode not in ("TF", "IDF", "TFIDF"):
-        raise ctx.error(f"unknown TfIdfVectorizer mode {mode!r}")
     if x.ndim not in (1, 2):
         raise ctx.error(f"the input must be [C] or [N, C], got rank {x.ndim}")
     if pool_strings:
         host = ctx.concrete(x, "string tokens (strings exist only outside jax.jit)")
-        vocab: dict[str, int] = {}
-        pool = np.array([vocab.setdefault(s, len(vocab)) for s in pool_strings], np.int64)
+        vocab, pool = string_pool(pool_strings)
         tokens = np.array([vocab.get(t.decode() if isinstance(t, bytes) else str(t), -1)
                            for t in host.reshape(-1).tolist()], np.int64).reshape(host.shape)
         x = tokens if ctx.is_static(x) else jnp.asarray(tokens)
     else:
         pool = np.asarray(pool_int64s if pool_int64s is not None else [], np.int64)
-    indexes = [int(v) for v in ngram_indexes]
-    size = max(indexes) + 1 if indexes else 0
     m = xp(x)
     rows = m.reshape(x, (1, -1)) if x.ndim == 1 else x
     rows = rows.astype(np.int64) if m is np else rows
-    counts = m.zeros((rows.shape[0], size), np.float32)
-    pos = 0  # running n-gram number across the pool, indexing ngram_indexes
-    for n, begin, end in _pool_groups(ctx, ngram_counts, len(pool)):
-        grams = pool[begin:end].reshape(-1, n)  # [K, n]
-        target = np.asarray(indexes[pos:pos + len(grams)], np.int64)
-        pos += len(grams)
-        if not len(grams) or not min_gram_length <= n <= max_gram_length:
-            continue
-        for skip in range(max_skip_count + 1 if n > 1 else 1):
-            step = skip + 1
-            starts = rows.shape[1] - (n - 1) * step
-            if starts <= 0:
-                continue
-            window = np.arange(starts)[:, None] + np.arange(n)[None, :] * step  # [P, n]
-            seen = rows[:, window]  # [R, P, n]
-            hits = m.all(seen[:, :, None, :] == grams[None, None], axis=-1)  # [R, P, K]
-            found = m.sum(hits, axis=1).astype(np.float32)  # [R, K]
-            if m is np:
-                np.add.at(counts, (slice(None), target), found)
-            else:
-                counts = counts.at[:, target].add(found)
-    scale = np.ones(size, np.float32)
-    w = list(weights) if weights else []
-    for p, idx in enumerate(indexes):
-        if p < len(w):
-            scale[idx] = w[p]
+    plan = _plan(ctx, int(rows.shape[1]), pool, max_gram_length=max_gram_length, max_skip_count=max_skip_count,
+                 min_gram_length=min_gram_length, mode=mode, ngram_counts=ngram_counts,
+                 ngram_indexes=ngram_indexes, weights=weights)
+    counts = m.zeros((rows.shape[0], plan.size), np.float32)
+    for ps in plan.passes:
+        seen = rows[:, ps.window]  # [R, P, n]
+        hits = m.all(seen[:, :, None, :] == ps.grams[None, None], axis=-1)  # [R, P, K]
+        found = m.sum(hits, axis=1).astype(np.float32)  # [R, K]
+        if m is np:
+            np.add.at(counts, (slice(None), ps.target), found)
+        else:
+            counts = counts.at[:, ps.target].add(found)
+    scale = plan.scale
     if mode == "TF":
         out = counts
     elif mode == "IDF":

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import itertools
 
-import numpy as np
 import tensorflow as tf
 
 from onnxport import importer
+from onnxport.grid import affine_base, cubic_weights, sample_bounds, unnormalize
 
 from ._static import ints, tensor
 
@@ -30,14 +30,6 @@ def _reflect(x, lo, hi):
     return tf.where(x < lo, fb, tf.where(x > hi, fa, x))
 
 
-def _cubic(t, a=-0.75):
-    t = tf.abs(t)
-    return [((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a,
-            ((a + 2) * t - (a + 3)) * t * t + 1,
-            ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1,
-            ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a]
-
-
 @importer("GridSample", since=22)
 def grid_sample(ctx, x, grid, *, align_corners, mode, padding_mode):
     if mode not in ("nearest", "linear", "cubic"):
@@ -49,8 +41,8 @@ def grid_sample(ctx, x, grid, *, align_corners, mode, padding_mode):
     taps = []  # per spatial dim: [(index, weight), ...]
     for i, size in enumerate(dims):
         v = g[..., nd - 1 - i]  # grid's last axis lists coordinates as (x, y, z): reversed dims
-        v = (v + 1) / 2 * (size - 1) if align_corners else ((v + 1) * size - 1) / 2
-        lo, hi = (0.0, size - 1.0) if align_corners else (-0.5, size - 0.5)
+        v = unnormalize(v, size, align_corners)
+        lo, hi = sample_bounds(size, align_corners)
         if mode == "nearest":
             v = tf.round(v)
         if padding_mode == "border":
@@ -66,7 +58,7 @@ def grid_sample(ctx, x, grid, *, align_corners, mode, padding_mode):
         if mode == "linear":
             taps.append([(v0, 1 - t), (v0 + 1, t)])
         else:
-            taps.append([(v0 + k - 1, w) for k, w in enumerate(_cubic(t))])
+            taps.append([(v0 + k - 1, w) for k, w in enumerate(cubic_weights(t))])
     xl = tf.transpose(x, [0, *range(2, nd + 2), 1])  # [N, *spatial, C]
     batch = tf.shape(g)[0]
     n = tf.broadcast_to(tf.reshape(tf.range(batch), [-1] + [1] * (len(g.shape) - 2)), tf.shape(g)[:-1])
@@ -82,7 +74,7 @@ def grid_sample(ctx, x, grid, *, align_corners, mode, padding_mode):
             elif padding_mode == "border":
                 ix = tf.clip_by_value(ix, 0, size - 1)
             else:
-                lo, hi = (0.0, size - 1.0) if align_corners else (-0.5, size - 0.5)
+                lo, hi = sample_bounds(size, align_corners)
                 ix = tf.clip_by_value(tf.cast(_reflect(tf.cast(ix, x.dtype), lo, hi), tf.int32), 0, size - 1)
             idx.append(ix)
             if w is not None:
@@ -100,15 +92,7 @@ def affine_grid(ctx, theta, size, *, align_corners):
     """Sampling grid [N, *spatial, r] of theta @ (x, y[, z], 1) over normalized coordinates."""
     shape = ints(ctx, 1, size)
     n, spatial = shape[0], shape[2:]
-    axes = []
-    for s in spatial:
-        if align_corners:
-            axes.append(np.linspace(-1.0, 1.0, s) if s > 1 else np.zeros(1))
-        else:
-            axes.append((np.arange(s) * 2.0 + 1.0) / s - 1.0)
-    mesh = np.meshgrid(*axes, indexing="ij")  # per dim, [*spatial]
-    coords = np.stack([*reversed(mesh), np.ones(mesh[0].shape)], axis=-1)  # (x, y[, z], 1)
     theta = tensor(theta)
-    base = tf.constant(coords.reshape(-1, len(spatial) + 1), theta.dtype)
+    base = tf.constant(affine_base(spatial, align_corners), theta.dtype)
     grid = tf.einsum("pk,nrk->npr", base, theta)
     return tf.reshape(grid, [n, *spatial, len(spatial)])

@@ -13,7 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from onnxport import ImportCase, importer
-from onnxport.pads import split_total
+from onnxport.pads import average_pool_counts, pool_settings
 
 from ._padding import spatial_settings, window_taps
 from ._static import ints
@@ -31,31 +31,7 @@ def _spatial(x, cl=False):
 
 def _settings(x, kernel_shape, strides, dilations, auto_pad, pads, ceil_mode, cl=False):
     """Kernel, strides, dilations, begin pads, end pads, ceil-mode extra end pads, out sizes."""
-    nd = len(kernel_shape)
-    kernel, strides, dilations = spatial_settings(nd, kernel_shape, strides, dilations)
-    spatial = _spatial(x, cl)
-    begins, ends, out = [], [], []
-    for i, (size, k, s, d) in enumerate(zip(spatial, kernel, strides, dilations)):
-        span = (k - 1) * d + 1
-        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-            n = math.ceil(size / s)
-            total = max((n - 1) * s + span - size, 0)
-            b, e = split_total(total, auto_pad)
-        else:
-            b, e = (int(pads[i]), int(pads[nd + i])) if (pads and auto_pad != "VALID") else (0, 0)
-            q = (size + b + e - span) / s + 1
-            if ceil_mode:
-                n = math.ceil(q)
-                if (n - 1) * s >= size + b:  # the last window must start inside input + begin pad
-                    n -= 1
-            else:
-                n = math.floor(q)
-        begins.append(b)
-        ends.append(e)
-        out.append(int(n))
-    extra = [max((o - 1) * s + (k - 1) * d + 1 - (size + b + e), 0)
-             for o, s, k, d, size, b, e in zip(out, strides, kernel, dilations, spatial, begins, ends)]
-    return kernel, strides, dilations, begins, ends, extra, out
+    return pool_settings(_spatial(x, cl), kernel_shape, strides, dilations, auto_pad, pads, ceil_mode)
 
 
 def _fold(xl, init, op, kernel, strides, dilations, pads):
@@ -137,28 +113,21 @@ def average_pool_values(x, *, auto_pad, ceil_mode, count_include_pad, dilations,
                         cl=False):
     """AveragePool (``cl``: ``x`` and the result channels last)."""
     x = tf.convert_to_tensor(x)
-    kernel, strides, dilations, begins, ends, extra, out = _settings(
-        x, kernel_shape, strides, dilations, auto_pad, pads, ceil_mode, cl)
-    nd = len(kernel)
+    st = _settings(x, kernel_shape, strides, dilations, auto_pad, pads, ceil_mode, cl)
+    nd = len(st.kernel)
     xl = x if cl else to_last(x, nd)
-    padcfg = [(b, e + x_) for b, e, x_ in zip(begins, ends, extra)]
-    ones = np.ones((1, 1, *_spatial(x, cl)), np.float64)
-    if count_include_pad:  # explicit pads count, ceil-mode overhang does not
-        ones = np.pad(ones, [(0, 0), (0, 0), *zip(begins, ends)], constant_values=1.0)
-        cpad = [(0, x_) for x_ in extra]
-    else:
-        cpad = padcfg
-    count = np.moveaxis(_np_window_sum(ones, kernel, strides, dilations, cpad), 1, -1)
-    size = math.prod(kernel)
+    padcfg = st.padding
+    count = np.moveaxis(average_pool_counts(_spatial(x, cl), st, count_include_pad), 1, -1)
+    size = math.prod(st.kernel)
     kernel_dtype = x.dtype == tf.float32 or (x.dtype == tf.float16 and nd < 3)
-    if all(d == 1 for d in dilations) and kernel_dtype:  # TensorFlow's kernel over the zero-padded input
+    if all(d == 1 for d in st.dilations) and kernel_dtype:  # TensorFlow's kernel over the zero-padded input
         cfg = [[0, 0]] + [list(p) for p in padcfg] + [[0, 0]]
         xp = tf.pad(xl, cfg) if any(any(p) for p in padcfg) else xl
-        y = tf.nn.avg_pool(xp, kernel, strides, "VALID")
+        y = tf.nn.avg_pool(xp, st.kernel, st.strides, "VALID")
         if not np.all(count == size):  # the kernel divides by the window size: rescale to the counted elements
             y = y * tf.constant(size / count, x.dtype)
     else:
-        y = _fold(xl, 0, tf.add, kernel, strides, dilations, padcfg) / tf.constant(count, x.dtype)
+        y = _fold(xl, 0, tf.add, st.kernel, st.strides, st.dilations, padcfg) / tf.constant(count, x.dtype)
     return y if cl else to_first(y, nd)
 
 
@@ -173,19 +142,6 @@ def average_pool(ctx, x, *, auto_pad, ceil_mode, count_include_pad, dilations, k
     """Average pooling: window sums over the number of counted elements."""
     return average_pool_values(x, auto_pad=auto_pad, ceil_mode=ceil_mode, count_include_pad=count_include_pad,
                                dilations=dilations, kernel_shape=kernel_shape, pads=pads, strides=strides)
-
-
-def _np_window_sum(a, kernel, strides, dilations, pads):
-    """Window sums of a small static numpy array (counts for average pooling), in numpy."""
-    nd = len(kernel)
-    a = np.pad(a, [(0, 0), (0, 0), *pads])
-    for i in range(nd):
-        ax = 2 + i
-        span = (kernel[i] - 1) * dilations[i] + 1
-        n = (a.shape[ax] - span) // strides[i] + 1
-        taps = (np.arange(n) * strides[i])[:, None] + np.arange(kernel[i]) * dilations[i]
-        a = np.take(a, taps, axis=ax).sum(axis=ax + 1)
-    return a
 
 
 @average_pool.channels_last

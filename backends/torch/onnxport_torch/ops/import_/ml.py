@@ -10,6 +10,7 @@ import torch
 from onnx import TensorProto, helper
 
 from onnxport import ImportCase, importer
+from onnxport.mlops import tree_depth
 
 from ...context import NodeContext
 
@@ -110,21 +111,8 @@ _POST = ("NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT")
 
 def _depth(ctx: NodeContext, roots, true_ids, true_leaf, false_ids, false_leaf) -> int:
     """The most interior nodes on any root-to-leaf path (the number of descent steps)."""
-    n = len(true_ids)
-    memo: dict[int, int] = {}
-
-    def visit(i: int, seen: frozenset) -> int:
-        if not 0 <= i < n:
-            raise ctx.error(f"node index {i} out of range for {n} nodes")
-        if i in seen:
-            raise ctx.error(f"the trees have a cycle through node {i}")
-        if i not in memo:
-            below = [0 if leaf else visit(child, seen | {i})
-                     for child, leaf in ((true_ids[i], true_leaf[i]), (false_ids[i], false_leaf[i]))]
-            memo[i] = 1 + max(below)
-        return memo[i]
-
-    return max((visit(r, frozenset()) for r in roots), default=0)
+    with ctx.raising():
+        return tree_depth(roots, true_ids, true_leaf, false_ids, false_leaf)
 
 
 def _post_transform(ctx: NodeContext, y: torch.Tensor, kind: int) -> torch.Tensor:

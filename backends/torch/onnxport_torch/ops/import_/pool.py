@@ -16,8 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from onnxport import importer
-
-from ._padding import explicit_pads, same_pads
+from onnxport.pads import explicit_pads, pool_settings
 
 #: testkit tolerances beyond the float32 default (rtol 1e-5, atol 1e-6): op -> dtype -> (rtol, atol, reason)
 TEST_TOLERANCES = {
@@ -26,32 +25,9 @@ TEST_TOLERANCES = {
 
 
 def _settings(x, kernel_shape, strides, dilations, auto_pad, pads, ceil_mode):
-    """Strides, dilations, begin/end pads and output sizes following the ONNX pooling rules."""
-    nd = len(kernel_shape)
-    kernel = [int(k) for k in kernel_shape]
-    strides = [int(s) for s in (strides or [1] * nd)]
-    dilations = [int(d) for d in (dilations or [1] * nd)]
-    spatial = [int(s) for s in x.shape[2:]]
-    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        pads = same_pads(spatial, kernel, strides, dilations, auto_pad)
-    elif auto_pad == "VALID":
-        pads = [0] * (2 * nd)
-    else:
-        pads = [int(p) for p in explicit_pads(pads, nd)]
-    begins, ends = pads[:nd], pads[nd:]
-    out = []
-    for size, k, s, d, b, e in zip(spatial, kernel, strides, dilations, begins, ends):
-        span = (size + b + e - ((k - 1) * d + 1)) / s + 1
-        if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-            n = math.ceil(size / s)
-        elif ceil_mode:
-            n = math.ceil(span)
-            if (n - 1) * s >= size + b:  # a window starting in the end padding is dropped
-                n -= 1
-        else:
-            n = math.floor(span)
-        out.append(int(n))
-    return kernel, strides, dilations, begins, ends, out
+    """Kernel, strides, dilations, begin/end pads and output sizes following the ONNX pooling rules."""
+    st = pool_settings(x.shape[2:], kernel_shape, strides, dilations, auto_pad, pads, ceil_mode)
+    return st.kernel, st.strides, st.dilations, st.begins, st.ends, st.out
 
 
 def _windows(x, kernel, strides, dilations, begins, ends, out, fill):

@@ -4,25 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
 import torch
 
-from onnxport import ImportCase, importer
+from onnxport import importer
+from onnxport import sequence as seqs
 
 from ...context import ints
 from .slice_split import norm_axis, split_sizes
 
-# no official node case uses SequenceErase or ConcatFromSequence: declared cases, onnxruntime decides
-_SEQ = [np.arange(6, dtype=np.float32).reshape(2, 3) + 10 * k for k in range(3)]
 
-
-def _position(ctx, i: int, pos: torch.Tensor, length: int, *, insert: bool = False) -> int:
-    """A sequence position in ``[0, length)`` (``[0, length]`` for inserts); negatives count from the end."""
+def _position(ctx, i: int, pos: torch.Tensor | None) -> int | None:
+    if pos is None:
+        return None
     (p,) = ints(ctx, i, pos)
-    q = p + length if p < 0 else p
-    if not 0 <= q < length + int(insert):
-        raise ctx.error(f"position {p} is out of range for a sequence of length {length}")
-    return q
+    return p
+
+
+def _seq_call(ctx, fn: Callable, *args):
+    """A core sequence operation; a bad position is an error naming the node."""
+    with ctx.raising():
+        return fn(*args)
 
 
 @importer("SequenceConstruct", since=11)
@@ -37,31 +38,18 @@ def sequence_empty(ctx, *, dtype: int | None) -> list[torch.Tensor]:
 
 @importer("SequenceAt", since=11)
 def sequence_at(ctx, seq: list[torch.Tensor], position: torch.Tensor) -> torch.Tensor:
-    return seq[_position(ctx, 1, position, len(seq))]
+    return seq[_seq_call(ctx, seqs.position, _position(ctx, 1, position), len(seq))]
 
 
 @importer("SequenceInsert", since=11)
 def sequence_insert(ctx, seq: list[torch.Tensor], tensor: torch.Tensor,
                     position: torch.Tensor | None = None) -> list[torch.Tensor]:
-    out = list(seq)
-    if position is None:
-        out.append(tensor)
-    else:
-        out.insert(_position(ctx, 2, position, len(seq), insert=True), tensor)
-    return out
+    return _seq_call(ctx, seqs.insert, seq, tensor, _position(ctx, 2, position))
 
 
-@importer("SequenceErase", since=11, cases=[
-    ImportCase((_SEQ,), name="last"),
-    ImportCase((_SEQ, np.array(0, np.int64)), name="first"),
-    ImportCase((_SEQ, np.array(-2, np.int32)), name="negative"),
-])
+@importer("SequenceErase", since=11)  # cases: onnxport_testkit.semantic_cases
 def sequence_erase(ctx, seq: list[torch.Tensor], position: torch.Tensor | None = None) -> list[torch.Tensor]:
-    if not seq:
-        raise ctx.error("cannot erase from an empty sequence")
-    out = list(seq)
-    del out[_position(ctx, 1, position, len(seq)) if position is not None else -1]
-    return out
+    return _seq_call(ctx, seqs.erase, seq, _position(ctx, 1, position))
 
 
 @importer("SequenceLength", since=11)
@@ -85,11 +73,7 @@ def split_to_sequence(ctx, x: torch.Tensor, split: torch.Tensor | None = None, *
     return list(torch.split(x, split_sizes(ctx, n, sizes, len(sizes)), dim=a))
 
 
-@importer("ConcatFromSequence", since=11, cases=[
-    ImportCase((_SEQ,), {"axis": 1}, name="concat"),
-    ImportCase((_SEQ,), {"axis": -1, "new_axis": 1}, name="stack_last"),
-    ImportCase((_SEQ[:1],), {"axis": 0, "new_axis": 1}, name="stack_one"),
-])
+@importer("ConcatFromSequence", since=11)  # cases: onnxport_testkit.semantic_cases
 def concat_from_sequence(ctx, seq: list[torch.Tensor], *, axis: int, new_axis: int) -> torch.Tensor:
     if not seq:
         raise ctx.error("cannot concatenate an empty sequence")
@@ -101,12 +85,5 @@ def concat_from_sequence(ctx, seq: list[torch.Tensor], *, axis: int, new_axis: i
 
 @importer("SequenceMap", since=17)
 def sequence_map(ctx, seq: list[torch.Tensor], *extra, body: Callable[..., list]) -> list | tuple[list, ...]:
-    lengths = {len(s) for s in (seq, *extra) if isinstance(s, list)}
-    if len(lengths) > 1:
-        raise ctx.error(f"input sequences have different lengths {sorted(lengths)}")
-    outs: list[list] = [[] for _ in range(ctx.num_outputs)]
-    for i in range(len(seq)):
-        args = [v[i] if isinstance(v, list) else v for v in (seq, *extra)]
-        for out, value in zip(outs, body(*args)):
-            out.append(value)
+    outs = _seq_call(ctx, seqs.map_sequence, body, seq, extra, ctx.num_outputs)
     return outs[0] if ctx.num_outputs == 1 else tuple(outs)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import torch
 
 from onnxport import importer
+from onnxport.signal import cosine_window as cosine_window_values
 from onnxport.signal import mel_weight_matrix as mel_weight_matrix_values
 
 from ... import dtypes
@@ -68,31 +67,14 @@ def stft(ctx, signal, frame_step, window=None, frame_length=None, *, onesided):
     return _dft(ctx, frames, None, 2, False, bool(onesided))
 
 
-def _window(ctx, size, periodic: int, output_datatype: int, terms: list[float]):
-    n = int(_scalar(ctx, 0, size))
-    denom = n if periodic else n - 1
-    k = np.arange(n, dtype=np.float64)
-    w = np.zeros(n, dtype=np.float64)
-    for j, a in enumerate(terms):
-        w = w + a * np.cos(2 * math.pi * j * k / denom) if denom else w + a
-    out = dtypes.to_torch_dtype(output_datatype)
-    return torch.from_numpy(w).to(out)
-
-
 @importer("HannWindow", since=17)
-def hann_window(ctx, size, *, output_datatype, periodic):
-    return _window(ctx, size, periodic, output_datatype, [0.5, -0.5])
-
-
 @importer("HammingWindow", since=17)
-def hamming_window(ctx, size, *, output_datatype, periodic):
-    alpha = 25.0 / 46.0
-    return _window(ctx, size, periodic, output_datatype, [alpha, -(1 - alpha)])
-
-
 @importer("BlackmanWindow", since=17)
-def blackman_window(ctx, size, *, output_datatype, periodic):
-    return _window(ctx, size, periodic, output_datatype, [0.42, -0.5, 0.08])
+def cosine_window(ctx, size, *, output_datatype, periodic):
+    """HannWindow, HammingWindow and BlackmanWindow (:func:`onnxport.signal.cosine_window`)."""
+    with ctx.raising():
+        w = cosine_window_values(ctx.op_type, int(_scalar(ctx, 0, size)), periodic)
+    return torch.from_numpy(w).to(dtypes.to_torch_dtype(output_datatype))
 
 
 @importer("MelWeightMatrix", since=17)
@@ -102,8 +84,6 @@ def mel_weight_matrix(ctx, num_mel_bins, dft_length, sample_rate, lower_edge_her
     n_fft = int(_scalar(ctx, 1, dft_length))
     rate = _scalar(ctx, 2, sample_rate)
     low, high = _scalar(ctx, 3, lower_edge_hertz), _scalar(ctx, 4, upper_edge_hertz)
-    try:
+    with ctx.raising():
         out = mel_weight_matrix_values(bins, n_fft, rate, low, high)
-    except ValueError as exc:
-        raise ctx.error(str(exc)) from exc
     return torch.from_numpy(out).to(dtypes.to_torch_dtype(output_datatype))
