@@ -47,7 +47,7 @@ class ConvBatchNorm:
 
     __slots__ = ("conv", "bn", "node", "ctx", "scope", "inputs", "outputs", "subgraphs", "hwio")
 
-    def __init__(self, conv: Any, bn: Any):
+    def __init__(self, conv: Any, bn: Any, hwio: bool = False):
         self.conv = conv
         self.bn = bn
         self.node = conv.node
@@ -56,7 +56,7 @@ class ConvBatchNorm:
         self.inputs = conv.inputs + [v for v in bn.inputs[1:]]
         self.outputs = bn.outputs
         self.subgraphs = []
-        self.hwio = conv.fn is layout._conv_cl_hwio  # weights laid out spatial-major: O is the last axis
+        self.hwio = hwio  # the layout plan reads the weight spatial-major (HWIO): O is the last axis
 
     def run(self, env: Any) -> None:
         conv, bn = self.conv, self.bn
@@ -92,7 +92,8 @@ def fuse_conv_batch_norm(program: Any) -> int:
             continue
         bn = _sole_bn(step, by_node)
         if bn is not None:
-            fused[step] = ConvBatchNorm(step, bn)
+            # the layout plan (run before) names the weights it reads HWIO
+            fused[step] = ConvBatchNorm(step, bn, step.inputs[1] in getattr(program, "hwio", ()))
     if not fused:
         return 0
     dropped = {f.bn for f in fused.values()}
