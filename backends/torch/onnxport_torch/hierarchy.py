@@ -31,7 +31,8 @@ from onnxport.errors import ConversionError
 from onnxport.export import CLASS_HIERARCHY_KEY, NAME_SCOPES_KEY
 
 if TYPE_CHECKING:
-    from .importer import OnnxModule, _State
+    from .import_graph import ImportState
+    from .module import OnnxModule
 
 SCOPES_KEY = NAME_SCOPES_KEY
 CLASSES_KEY = CLASS_HIERARCHY_KEY
@@ -207,7 +208,7 @@ def _common_scope(fx_nodes: list[fx.Node]) -> tuple[str, list[tuple[str, str | N
     return (common[-1][0] if common else ""), common
 
 
-def restore(module: OnnxModule, state: _State) -> None:
+def restore(module: OnnxModule, state: ImportState) -> None:
     """Move the layers and weights of ``module`` to the paths of the exporting model's modules.
 
     Retargets the fx graph, rebuilds the module tree with :class:`Scope` levels, and updates
