@@ -342,9 +342,13 @@ def restore(module: OnnxModule, state: ImportState) -> None:
             parent.register_parameter(last, obj)
         else:
             parent.register_buffer(last, obj, persistent=persistent.get(id(obj), True))
+    moved = False
     for n in modules + attrs:
-        n.target = placed[str(n.target)]
-    module.recompile()
+        if n.target != placed[str(n.target)]:
+            n.target = placed[str(n.target)]
+            moved = True
+    if moved:
+        module.recompile()  # the code names the new paths (unchanged code needs no new compile)
 
     # initializer name -> state_dict key, read from where each tensor now lives
     where: dict[int, str] = {}

@@ -22,7 +22,7 @@ from onnxport.opfacts import NO_FOLD_OPS, SETTING_INPUTS, STATISTICS_INPUTS
 from onnxport.safety import folded_elements
 
 from .context import Mode, NodeContext
-from .runtime import SHAPE_ROOTS, NodeFn, ShapeProgram, ShapeStep, Subgraph, linear, name_part
+from .runtime import SHAPE_ROOTS, NodeFn, ShapeProgram, ShapeStep, Subgraph, _linear, name_part
 
 #: running statistics are buffers in torch (BatchNorm updates them itself), never Parameters
 #: inputs that never become trainable Parameters: settings and running statistics (buffers)
@@ -354,7 +354,7 @@ class GraphBuilder:
             if add is not None:
                 x, w = node.inputs
                 b = add.inputs[1] if add.inputs[0] is node.outputs[0] else add.inputs[0]
-                fn = NodeFn(linear, ctx, {})
+                fn = NodeFn(_linear, ctx, {})
                 ctx._freeze()
                 out = self.fx.call_function(fn, (self.value_node(x), self.value_node(w), self.value_node(b)))
                 annotate(out, node)

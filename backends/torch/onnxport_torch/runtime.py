@@ -216,7 +216,7 @@ class _BoundSubgraph:
 
 
 
-def linear(ctx: NodeContext, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+def _linear(ctx: NodeContext, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """``MatMul(x, W) + b`` with an [in, out] weight and a bias of its columns, as one GEMM."""
     if x.dim() == 0:
         raise ctx.error("MatMul needs inputs of rank >= 1, got a scalar")
@@ -224,4 +224,4 @@ def linear(ctx: NodeContext, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) 
 
 
 
-__all__ = ["NodeFn", "ShapeProgram", "Subgraph", "linear", "name_part"]
+__all__ = ["NodeFn", "ShapeProgram", "Subgraph", "name_part"]
