@@ -48,6 +48,46 @@ def _attr_value(value: Any) -> Any:
     return value
 
 
+def array_tensor(value: Any, name: str | None = None) -> Any:
+    """``ir.tensor(value, name=name)``, without its protocol checks for a numpy array (the
+    same ``ir.Tensor``; runtime protocol ``isinstance`` checks cost most of a small export)."""
+    if type(value) is np.ndarray:
+        return ir.Tensor(value, name=name)
+    return ir.tensor(value, name=name)
+
+
+def is_tensor(value: Any) -> bool:
+    """``isinstance(value, ir.TensorProtocol)``, answered by the concrete class first."""
+    return isinstance(value, ir.Tensor) or isinstance(value, ir.TensorProtocol)
+
+
+_INT_TYPES = (bool, int, np.integer, np.bool_)
+_FLOAT_TYPES = (float, np.floating)
+
+
+def attribute(name: str, value: Any) -> ir.Attr:
+    """An ``ir.Attr`` of the type a Python value implies (as ``ir.convenience.convert_attribute``
+    does; plain numbers, strings, their lists and arrays take a direct path)."""
+    if isinstance(value, _INT_TYPES):
+        return ir.AttrInt64(name, int(value))
+    if isinstance(value, _FLOAT_TYPES):
+        return ir.AttrFloat32(name, float(value))
+    if isinstance(value, str):
+        return ir.AttrString(name, value)
+    if isinstance(value, (list, tuple)) and value:
+        if all(isinstance(v, _INT_TYPES) for v in value):
+            return ir.AttrInt64s(name, [int(v) for v in value])
+        if all(isinstance(v, (*_INT_TYPES, *_FLOAT_TYPES)) for v in value):
+            return ir.AttrFloat32s(name, [float(v) for v in value])
+        if all(isinstance(v, str) for v in value):
+            return ir.AttrStrings(name, list(value))
+    if type(value) is np.ndarray:
+        return ir.AttrTensor(name, array_tensor(value))
+    if isinstance(value, ir.Tensor):
+        return ir.AttrTensor(name, value)
+    return ir.convenience.convert_attribute(name, _attr_value(value))
+
+
 class _Scope:
     """The naming context of one framework op: node names, value names and metadata."""
 
@@ -149,8 +189,8 @@ class Builder:
             return self.parent.initializer(name, tensor, key=key)
         if key is not None and key in self._init_keys:
             return self._init_keys[key]
-        if not isinstance(tensor, ir.TensorProtocol):
-            tensor = ir.tensor(np.asarray(tensor), name=name)
+        if not is_tensor(tensor):
+            tensor = array_tensor(np.asarray(tensor), name=name)
         value = ir.Value(
             name=self._claim(name),
             type=ir.TensorType(tensor.dtype),
@@ -174,7 +214,7 @@ class Builder:
         key = (arr.dtype.str, arr.shape, arr.tobytes())
         if key in self._consts:
             return self._consts[key]
-        tensor = ir.tensor(arr)
+        tensor = array_tensor(arr)
         out = self.op("Constant", value=tensor)
         out.const_value = tensor
         out.dtype = tensor.dtype
@@ -243,12 +283,11 @@ class Builder:
                     f"{self._where()}: input {i} of {op_type} is {type(v).__name__}, not a value "
                     "(wrap Python constants with g.const)"
                 )
-        attrs = {k: _attr_value(v) for k, v in attributes.items() if v is not None}
         node = ir.Node(
             domain,
             op_type,
             ins,
-            attributes=ir.convenience.convert_attributes(attrs),
+            attributes=[attribute(k, v) for k, v in attributes.items() if v is not None],
             num_outputs=outputs,
             version=version,
         )
