@@ -19,7 +19,7 @@ from torch import nn
 from onnxport.driver import ImportPlan, is_weight_use
 from onnxport.errors import ConversionError, OnnxportError
 from onnxport.opfacts import NO_FOLD_OPS, SETTING_INPUTS, STATISTICS_INPUTS
-from onnxport.safety import folded_elements
+from onnxport.safety import fold_fits
 
 from .context import Mode, NodeContext
 from .runtime import SHAPE_ROOTS, NodeFn, ShapeProgram, ShapeStep, Subgraph, _linear, name_part
@@ -216,16 +216,9 @@ class GraphBuilder:
             if v not in self.state.static or v in self.state.trainable:
                 return False
         static = self.state.static
-        try:
-            size = folded_elements(
-                node.op_type,
-                [tuple(static[v].shape) if v is not None else None for v in node.inputs],
-                lambda i: static[node.inputs[i]].detach().cpu().numpy(),
-            )
-        except (IndexError, KeyError, TypeError, ValueError, OverflowError):
-            size = None
         # size-growing ops are checked before computing: a huge result stays a runtime computation
-        return size is None or size <= _FOLD_LIMIT
+        return fold_fits(node.op_type, [None if v is None else static[v] for v in node.inputs],
+                         lambda a: a.shape, lambda a: a.detach().cpu().numpy(), _FOLD_LIMIT)
 
     def _shape_program_node(self, node: ir.Node) -> bool:
         """Whether ``node`` depends only on runtime shapes and constants (see ``ShapeProgram``)."""

@@ -17,7 +17,7 @@ import torch.fx as fx
 from torch import nn
 
 from onnxport.errors import ConversionError, OnnxportError
-from onnxport.safety import GROWING_OPS, check_budget, folded_elements
+from onnxport.safety import GROWING_OPS, check_call
 
 from .context import NodeContext
 
@@ -70,16 +70,9 @@ class NodeFn:
         """Refuse, before allocating, a result larger than the memory budget."""
         if torch.compiler.is_compiling() or torch.jit.is_tracing():
             return  # symbolic values: no sizes to read
-        try:
-            size = folded_elements(
-                self.ctx.op_type,
-                [tuple(a.shape) if isinstance(a, torch.Tensor) else None for a in args],
-                lambda i: args[i].detach().cpu().numpy(),
-            )
-        except (IndexError, TypeError, ValueError, OverflowError, AttributeError, RuntimeError):
-            return  # fake or subclassed tensors (torch.export) have no values to read
-        if size is not None:
-            check_budget(size, self.ctx.label)
+        # fake or subclassed tensors (torch.export) have no values to read: no check
+        check_call(self.ctx.op_type, self.ctx.label, [a if isinstance(a, torch.Tensor) else None for a in args],
+                   lambda a: a.shape, lambda a: a.detach().cpu().numpy())
 
     def _failure(self, exc: Exception) -> ConversionError:
         return ConversionError(
