@@ -171,6 +171,7 @@ class _Tree:
     def __init__(self) -> None:
         self.leaves: dict[str, Any] = {}
         self.scopes: set[str] = set()
+        self._next: dict[str, int] = {}  # base -> the next suffix to try (many claims of one base stay linear)
 
     def _free(self, path: str) -> bool:
         if path in self.leaves or path in self.scopes:
@@ -179,10 +180,12 @@ class _Tree:
         return not any(".".join(parts[:i]) in self.leaves for i in range(1, len(parts)))
 
     def claim(self, path: str, obj: Any) -> str:
-        base, k = path, 1
+        base, k = path, self._next.get(path, 1)
         while not self._free(path):
             path = f"{base}_{k}"
             k += 1
+        if path != base:
+            self._next[base] = k
         self.leaves[path] = obj
         parts = path.split(".")
         self.scopes.update(".".join(parts[:i]) for i in range(1, len(parts)))
