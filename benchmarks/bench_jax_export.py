@@ -5,14 +5,19 @@ output projection): export wall time (median of N exports, tracing included), no
 nodes counted apart), Transposes, whether ``onnx.checker`` (full check) passes and the largest
 difference from JAX in onnxruntime. With jax2onnx installed, the same for ``jax2onnx.to_onnx`` and
 the ratios onnxport / jax2onnx in one table; without it, only onnxport's numbers (the comparison
-needs jax2onnx). Not a pass/fail test:
+needs jax2onnx; the reason is printed). Both export at the same opset (jax2onnx's default, 23,
+where LayerNormalization, Gelu and the other fused ops exist; ``--opset`` changes it). jax2onnx
+may live in another environment: ``--jax2onnx-site DIR`` adds that site-packages folder. A
+model jax2onnx fails on is reported with the error. Not a pass/fail test:
 
-    .venv/bin/python benchmarks/bench_jax_export.py [--runs 5] [--models mlp,cnn]
+    .venv/bin/python benchmarks/bench_jax_export.py [--runs 5] [--models mlp,cnn] [--opset 23]
+        [--jax2onnx-site /path/to/venv/lib/python3.11/site-packages]
 """
 
 from __future__ import annotations
 
 import argparse
+import site
 import statistics
 import time
 
@@ -139,7 +144,10 @@ def _measure(export, model, args, runs: int) -> dict:
     proto = None
     for _ in range(runs):
         t0 = time.perf_counter()
-        out = export(model, args)
+        try:
+            out = export(model, args)
+        except Exception as exc:  # noqa: BLE001 - reported, not raised
+            return {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:100]}"}
         times.append(time.perf_counter() - t0)
         proto = ir.serde.serialize_model(out) if isinstance(out, ir.Model) else out
     nodes, consts, transposes = _count(proto)
@@ -160,38 +168,55 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--models", default="")
+    ap.add_argument("--opset", type=int, default=23)
+    ap.add_argument("--jax2onnx-site", default="", help="a site-packages folder holding jax2onnx")
     ns = ap.parse_args()
     chosen = set(ns.models.split(",")) if ns.models else None
+    if ns.jax2onnx_site:
+        site.addsitedir(ns.jax2onnx_site)
+    why = ""
     try:
         import jax2onnx  # type: ignore[import-not-found]
-    except ImportError:
-        jax2onnx = None
+    except ImportError as exc:
+        jax2onnx, why = None, f"{type(exc).__name__}: {exc}"
     rows = []
     built = models()
     warm_model, warm_args = built["mlp"]
-    onnxport.export_model(warm_model, warm_args)  # plugin discovery and first compilations, untimed
+    onnxport.export_model(warm_model, warm_args, opset=ns.opset)  # plugin discovery, first compilations
+    if jax2onnx is not None:
+        jax2onnx.to_onnx(warm_model, list(warm_args), opset=ns.opset)
     for name, (model, args) in built.items():
         if chosen and name not in chosen:
             continue
-        ours = _measure(lambda m, a: onnxport.export_model(m, a), model, args, ns.runs)
+        ours = _measure(lambda m, a: onnxport.export_model(m, a, opset=ns.opset), model, args, ns.runs)
         theirs = None
-        if jax2onnx is not None:
-            theirs = _measure(lambda m, a: jax2onnx.to_onnx(m, [x.shape for x in a]), model, args, ns.runs)
+        if jax2onnx is not None:  # the example arrays give shapes and dtypes (int token ids)
+            theirs = _measure(lambda m, a: jax2onnx.to_onnx(m, list(a), opset=ns.opset), model, args, ns.runs)
         rows.append((name, ours, theirs))
-    print(f"jax {jax.__version__}; median of {ns.runs} exports (tracing included)")
+    print(f"jax {jax.__version__}; opset {ns.opset}; median of {ns.runs} exports (tracing included)"
+          + (f"; jax2onnx {getattr(jax2onnx, '__version__', '?')}" if jax2onnx is not None else ""))
     head = f"{'model':22} {'export s':>9} {'nodes':>6} {'Const':>6} {'Transp':>6} {'valid':>6} {'max|diff|':>10}"
     if jax2onnx is not None:
         head += f" {'j2o s':>8} {'j2o nodes':>9} {'time ratio':>10} {'node ratio':>10}"
     print(head)
     for name, o, t in rows:
+        if "error" in o:
+            print(f"{name:22} onnxport failed: {o['error']}")
+            continue
         line = (f"{name:22} {o['time']:9.3f} {o['nodes']:6d} {o['consts']:6d} {o['transposes']:6d} "
                 f"{o['valid']:>6} {o['diff']:10.2e}")
-        if t is not None:
+        if t is not None and "error" in t:
+            line += f"  jax2onnx failed: {t['error']}"
+        elif t is not None:
             line += (f" {t['time']:8.3f} {t['nodes']:9d} {o['time'] / t['time']:10.2f} "
-                     f"{o['nodes'] / max(t['nodes'], 1):10.2f}")
+                     f"{o['nodes'] / max(t['nodes'], 1):10.2f}  (j2o valid {t['valid']}, max|diff| {t['diff']:.1e})")
         print(line)
     if jax2onnx is None:
-        print("jax2onnx is not installed: the comparison with it (time and node ratios) needs it.")
+        print(f"jax2onnx columns skipped: it cannot be imported ({why}); the comparison (time and node "
+              "ratios) needs it (--jax2onnx-site DIR when it lives in another environment).")
+    else:
+        print("time ratio = onnxport / jax2onnx (target <= 0.5); node ratio = onnxport / jax2onnx nodes, "
+              "Constant nodes apart (target <= 1)")
 
 
 if __name__ == "__main__":

@@ -94,6 +94,16 @@ class Backend(abc.ABC):
         """Run an imported object on numpy inputs; the outputs as numpy (``check``, testkit)."""
         raise self._unsupported("run", "cannot run imported models on numpy inputs")
 
+    def case_variants(self, model: Any) -> list[str]:
+        """Names of the backend's own variants of a node case (``model``: its ONNX model), run
+        by the testkit through :meth:`run_variant` (default: none)."""
+        return []
+
+    def run_variant(self, variant: str, imported: Any, inputs: list[np.ndarray]) -> list[Any]:
+        """Run an imported object on numpy inputs as the backend's ``variant`` (see
+        :meth:`case_variants`) calls it; the outputs as numpy."""
+        raise self._unsupported("run_variant", f"has no case variant {variant!r}")
+
     def save(self, native: Any, path: str | Path, example_inputs: Sequence[Any] = ()) -> None:
         """Save an imported object in the framework's own format (``onnxport convert``);
         ``example_inputs`` (native tensors) are there for a format that traces the object."""

@@ -85,7 +85,10 @@ def attribute(name: str, value: Any) -> ir.Attr:
         return ir.AttrTensor(name, array_tensor(value))
     if isinstance(value, ir.Tensor):
         return ir.AttrTensor(name, value)
+    if isinstance(value, ir.Graph):
+        return ir.AttrGraph(name, value)
     return ir.convenience.convert_attribute(name, _attr_value(value))
+
 
 
 class _Scope:

@@ -103,6 +103,9 @@ class ExportOptions:
     :param fold_batchnorm: fold inference BatchNormalization into the Conv before it
         (:func:`onnxport.optimize.fold_batchnorm`); off by default, weights change value.
     :param functions: emit a module called more than once as one model-local function.
+    :param fuse: rewrite decomposed layers into the ONNX ops that name them (layer norm ->
+        LayerNormalization, GELU -> Gelu, MatMul + bias -> Gemm; :mod:`onnxport.patterns`)
+        where the opset has them; ``None``: the exporter's default.
     :param input_names: names for the graph inputs, in order (``None`` or ``""``: keep).
     :param output_names: names for the graph outputs, in order.
     """
@@ -111,6 +114,7 @@ class ExportOptions:
     optimize: bool = True
     fold_batchnorm: bool = False
     functions: bool = False
+    fuse: bool | None = None
     input_names: Sequence[str | None] | None = None
     output_names: Sequence[str | None] | None = None
 
@@ -129,6 +133,7 @@ def finish(
     foldable: Iterable[str] = (),
     targets: Iterable[str] = (),
     registry: Any = None,
+    fuse_default: bool = False,
 ) -> ir.Model:
     """Run the pipeline on a freshly built model (in place) and return it.
 
@@ -138,6 +143,7 @@ def finish(
     :param foldable: initializers holding lifted literals, which optimizing may fold.
     :param targets: the framework ops that were traced, recorded under :func:`targets_key`.
     :param registry: where down-adapters come from (default: the process registry).
+    :param fuse_default: whether patterns are fused when ``options.fuse`` is ``None``.
     """
     progress.stage("optimize")
     rename_io(model, options.input_names, options.output_names)
@@ -149,6 +155,13 @@ def finish(
         from .optimize import optimize
 
         optimize(model, foldable=foldable)
+    if options.fuse if options.fuse is not None else fuse_default:
+        from .patterns import fuse_patterns
+
+        if fuse_patterns(model).get("BatchNormalization") and options.fold_batchnorm:
+            from .optimize import fold_batchnorm
+
+            fold_batchnorm(model)  # the batch norms the fusion found
     progress.stage("check")
     downgrade(model, registry)
     check_opset(model)
@@ -378,7 +391,11 @@ class FunctionBody(Builder):
 def add_function(g: Builder, body: Builder, name: str, domain: str) -> ir.Function:
     """Make ``body`` (inputs, nodes, outputs) the model-local function ``domain::name`` of the
     model ``g`` builds; returns it. Call nodes are then ``g.op(name, ..., domain=domain)``."""
-    graph = ir.Graph(body.inputs, body.outputs, nodes=body.nodes, opset_imports={"": g.opset}, name=name)
+    imports = {"": g.opset}
+    for node in body.nodes:  # a body calling other functions (nested calls) imports their domain
+        if node.domain:
+            imports.setdefault(node.domain, g.opset_imports.get(node.domain, 1))
+    graph = ir.Graph(body.inputs, body.outputs, nodes=body.nodes, opset_imports=imports, name=name)
     fn = ir.Function(domain, name, graph=graph, attributes=[])
     g.functions[(domain, name, "")] = fn
     g.opset_imports.setdefault(domain, 1)

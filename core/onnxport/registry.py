@@ -2,7 +2,8 @@
 
 One mechanism for everything a plugin registers: import primitives keyed per backend by
 ``(domain, op_type, since_version)``, export primitives by framework op name, module export
-primitives by module class, version adapters, down-adapters. A duplicate key raises
+primitives by module class, version adapters, down-adapters, and the channels-last variants of
+import primitives (:mod:`onnxport.layout`). A duplicate key raises
 :class:`RegistryError` naming both sources and the plugin package; so does a standard-domain
 op or version that ``onnx.defs`` does not define (custom domains are exempt), and, once every
 plugin has registered (:meth:`Registry.check_backends`), a primitive for a backend that no
@@ -17,6 +18,7 @@ backend never imports the others' frameworks.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import pkgutil
 import threading
@@ -26,10 +28,12 @@ from typing import Any
 from . import spec as _spec
 from .backend import Backend, problems
 from .errors import PluginError, RegistryError
+from .layout import FORMS
 
 _IMPORT_MARK = "__onnxport_import__"
 _EXPORT_MARK = "__onnxport_export__"
 _MODULE_MARK = "__onnxport_module_export__"
+_LAYOUT_MARK = "__onnxport_channels_last__"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,6 +132,19 @@ class ModuleExportPrimitive:
 
 
 @dataclasses.dataclass(frozen=True)
+class LayoutVariant:
+    """The channels-last form ``form`` (:data:`onnxport.layout.FORMS`) of an import primitive."""
+
+    backend: str
+    domain: str
+    op_type: str
+    since: int
+    form: str
+    fn: Callable[..., Any]
+    source: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
 class Adapter:
     """Rewrites a node of schema version ``from_version`` into the op's next schema version."""
 
@@ -178,9 +195,23 @@ def importer(
                 return builder
 
             fn.module_builder = module_builder  # type: ignore[attr-defined]
+        if not hasattr(fn, "channels_last"):
+            fn.channels_last = functools.partial(_channels_last, fn)  # type: ignore[attr-defined]
         return fn
 
     return mark
+
+
+def _channels_last(prim: Callable, variant: Callable | None = None, *, form: str = "") -> Any:
+    """``@prim.channels_last`` / ``@prim.channels_last(form="hwio")``: mark a function as a
+    channels-last variant of the import primitive ``prim`` (:mod:`onnxport.layout`); it is
+    registered with ``prim``, for every op and version ``prim`` is registered for."""
+
+    def mark(fn: Callable) -> Callable:
+        setattr(prim, _LAYOUT_MARK, [*getattr(prim, _LAYOUT_MARK, []), (form, fn)])
+        return fn
+
+    return mark if variant is None else mark(variant)
 
 
 def exporter(*targets: str, samples: Sequence[Sample] = ()) -> Callable[[Callable], Callable]:
@@ -293,6 +324,7 @@ class Registry:
         self._adapters: dict[tuple[str, str, int], Adapter] = {}
         self._down: dict[str, list[DownAdapter]] = {}
         self._modules: dict[str, dict[str, ModuleExportPrimitive]] = {}
+        self._layouts: dict[str, dict[tuple[str, str, int, str], LayoutVariant]] = {}
         self._expected: dict[str, dict[str, tuple[str, str]]] = {}  # backend -> key -> (reason, source)
         self.plugins: list[str] = []
 
@@ -337,20 +369,31 @@ class Registry:
                 f"duplicate import primitive for {domain or 'ai.onnx'}::{op_type} since {since} "
                 f"in backend {backend!r}: {old.source} and {_source(fn)}{_plugin(fn)}"
             )
-        if domain in STANDARD_DOMAINS:
-            vs = _spec.versions(op_type, domain)
-            if not vs:
-                raise RegistryError(
-                    f"{_source(fn)} registers {domain or 'ai.onnx'}::{op_type}, which onnx.defs does not "
-                    f"define (a custom op needs its own domain){_plugin(fn)}"
-                )
-            if since not in vs:
-                raise RegistryError(
-                    f"{_source(fn)} registers {op_type} since {since}, but ONNX defines it at "
-                    f"versions {list(vs)}{_plugin(fn)}"
-                )
+        _check_defined(op_type, since, domain, fn)
         table[key] = ImportPrimitive(backend, domain, op_type, since, fn, builder, _source(fn), tuple(cases))
         self._found.clear()
+
+    def add_layout_variant(self, backend: str, op_type: str, fn: Callable, *, since: int,
+                           domain: str = "", form: str = "") -> None:
+        """Register ``fn`` as the channels-last form ``form`` of ``backend``'s import primitive of
+        ``op_type`` at ``since`` (:mod:`onnxport.layout`); one per backend, op, version and form."""
+        if form not in FORMS:
+            raise RegistryError(f"{_source(fn)}: unknown channels-last form {form!r} (forms: {sorted(FORMS)})")
+        domain = _spec.normalize_domain(domain)
+        table = self._layouts.setdefault(backend, {})
+        key = (domain, op_type, since, form)
+        if key in table:
+            raise RegistryError(
+                f"duplicate channels-last variant{f' {form!r}' if form else ''} for {domain or 'ai.onnx'}::"
+                f"{op_type} since {since} in backend {backend!r}: {table[key].source} and {_source(fn)}{_plugin(fn)}"
+            )
+        _check_defined(op_type, since, domain, fn)
+        table[key] = LayoutVariant(backend, domain, op_type, since, form, fn, _source(fn))
+
+    def layout_variants(self, backend: str, primitive: ImportPrimitive) -> dict[str, Callable[..., Any]]:
+        """The channels-last variants registered for ``primitive`` in ``backend``, by form."""
+        table = self._layouts.get(backend, {})
+        return {form: table[(*primitive.key, form)].fn for form in FORMS if (*primitive.key, form) in table}
 
     def add_export(
         self, backend: str, target: str, fn: Callable, *, samples: Sequence[Sample] = ()
@@ -418,7 +461,7 @@ class Registry:
         """Raise when a primitive is registered for a backend no plugin added (called once every
         plugin has registered), naming the plugin packages that registered them."""
         tables: list[tuple[str, dict[Any, Any]]] = [
-            *self._imports.items(), *self._exports.items(), *self._modules.items()
+            *self._imports.items(), *self._exports.items(), *self._modules.items(), *self._layouts.items()
         ]
         stray: dict[str, set[str]] = {}
         for backend, table in tables:
@@ -491,6 +534,9 @@ class Registry:
                         cases=decl.cases,
                     )
                     count += 1
+                    for form, variant in getattr(obj, _LAYOUT_MARK, []):
+                        self.add_layout_variant(backend, decl.op_type, variant, since=decl.since,
+                                                domain=decl.domain, form=form)
                 for target, samples in getattr(obj, _EXPORT_MARK, []) or []:
                     self.add_export(backend, target, obj, samples=samples)
                     count += 1
@@ -585,6 +631,22 @@ Registrar = Registry
 
 #: domains whose ops ``onnx.defs`` defines: registrations there are checked against the spec
 STANDARD_DOMAINS = frozenset({"", "ai.onnx.ml", "ai.onnx.preview", "ai.onnx.preview.training"})
+
+
+def _check_defined(op_type: str, since: int, domain: str, fn: Callable) -> None:
+    """Raise unless ``onnx.defs`` defines a standard-domain op at ``since`` (custom domains pass)."""
+    if domain in STANDARD_DOMAINS:
+        vs = _spec.versions(op_type, domain)
+        if not vs:
+            raise RegistryError(
+                f"{_source(fn)} registers {domain or 'ai.onnx'}::{op_type}, which onnx.defs does not "
+                f"define (a custom op needs its own domain){_plugin(fn)}"
+            )
+        if since not in vs:
+            raise RegistryError(
+                f"{_source(fn)} registers {op_type} since {since}, but ONNX defines it at "
+                f"versions {list(vs)}{_plugin(fn)}"
+            )
 
 
 def _class_key(cls: type) -> str:

@@ -6,13 +6,16 @@ Transpose below the ops that do not care about the layout (elementwise math, who
 are Transposes of the same permutation, constants or broadcast vectors; reductions and Concat,
 whose axes are renumbered; Softmax; a Pad with constant pads, which are permuted), composes a Transpose of a Transpose into one and drops
 identity permutations, so that a chain of convolutions keeps one Transpose at its input and one
-where a layout-bound op (a Reshape, a graph output) reads it.
+where a layout-bound op (a Reshape, a graph output) reads it. A Transpose moved below the op that
+computes a graph output takes over the output's name. Rewritten values keep a type: their element
+type and (where it can be worked out) their shape, in the new layout.
 
 Weights are never rewritten: a broadcast operand that is an initializer gets a Reshape (its
 non-unit dims keep their order) instead of a transposed copy; a Constant is transposed in place.
 A Conv without a bias followed by ``Add`` of such a reshaped vector takes the vector as its bias.
 A Transpose left that only moves size-1 dims becomes a Reshape.
-Framework-free; works on the main graph of an ``onnx_ir.Model``.
+Framework-free; works on the main graph of an ``onnx_ir.Model``. Both the JAX and the TensorFlow
+exporters run it.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ import onnx_ir as ir
 
 #: elementwise ops whose every input is data (broadcast against the output)
 _ELEMENTWISE = {
-    "Abs", "Acos", "Acosh", "Add", "And", "Asin", "Asinh", "Atan", "Atanh", "BitShift", "Cast", "Ceil",
+    "Abs", "Acos", "Acosh", "Add", "And", "Asin", "Asinh", "Atan", "Atanh", "BitShift", "BitwiseAnd",
+    "BitwiseNot", "BitwiseOr", "BitwiseXor", "Cast", "Ceil",
     "Celu", "Clip", "Cos", "Cosh", "Div", "Elu", "Equal", "Erf", "Exp", "Floor", "Gelu", "Greater",
     "GreaterOrEqual", "HardSigmoid", "HardSwish", "Identity", "IsInf", "IsNaN", "LeakyRelu", "Less",
     "LessOrEqual", "Log", "Max", "Mean", "Min", "Mish", "Mod", "Mul", "Neg", "Not", "Or", "Pow",
@@ -74,13 +78,6 @@ class _Pass:
         self.changes = 0
 
     # -- helpers -----------------------------------------------------------------------------------
-    def _new(self, op_type: str, inputs: list[ir.Value | None], after: ir.Node, name: str, **attrs: Any) -> ir.Node:
-        node = ir.Node("", op_type, inputs, attributes=ir.convenience.convert_attributes(attrs),
-                       name=self._fresh(f"{after.name or op_type}/{name}"))
-        node.outputs[0].name = self._fresh(f"{name}_{inputs[0].name if inputs and inputs[0] is not None else 'v'}")
-        self.graph.insert_after(after, node)
-        return node
-
     def _fresh(self, base: str) -> str:
         taken = self._taken
         name, i = base, 0
@@ -130,7 +127,7 @@ class _Pass:
         perm = _perm(t)
         rank = len(perm)
         out = user.outputs[0]
-        if len(user.outputs) != 1 or out.is_graph_output() or user.domain not in ("", "ai.onnx"):
+        if len(user.outputs) != 1 or user.domain not in ("", "ai.onnx"):
             return False
         op = user.op_type
         data = list(user.inputs)
@@ -187,8 +184,8 @@ class _Pass:
             if op == "Concat" and isinstance(r, tuple):
                 return False  # Concat needs whole tensors, not broadcasts
             replaced[i] = r
-        if op in _ELEMENTWISE and (out.shape is None or len(out.shape) != rank):
-            return False
+        if op in _ELEMENTWISE and out.shape is not None and len(out.shape) != rank:
+            return False  # the operands are of rank <= ``rank`` (checked above): a known shape agrees
         # rewrite
         for i, r in replaced.items():
             if isinstance(r, tuple):
@@ -199,9 +196,7 @@ class _Pass:
                     shape = self._const(np.asarray(payload, dtype=np.int64), user)
                     node = ir.Node("", "Reshape", [data[i], shape], name=self._fresh(f"{user.name}/Reshape"))
                     node.outputs[0].name = self._fresh(f"{data[i].name}_reshaped")
-                    node.outputs[0].dtype = data[i].dtype
-                    if data[i].dtype is not None:
-                        node.outputs[0].shape = ir.Shape(payload)
+                    _set_type(node.outputs[0], data[i].dtype, payload)
                     self.graph.insert_before(user, node)
                     r = node.outputs[0]
             if r is not data[i]:
@@ -219,18 +214,20 @@ class _Pass:
             axis = int(user.attributes["axis"].value) if "axis" in user.attributes else -1
             user.attributes["axis"] = ir.AttrInt64("axis", perm[axis % rank])
         old_shape = out.shape
+        dtype = out.dtype if out.dtype is not None else _result_dtype(user)
+        moved_shape = _moved_shape(user, old_shape, new_perm)
         new_node = ir.Node("", "Transpose", [out], attributes=[ir.AttrInt64s("perm", new_perm)],
                            name=self._fresh(f"{user.name}/Transpose"))
         new_out = new_node.outputs[0]
         new_out.name = self._fresh(f"{out.name}_nhwc")
-        new_out.dtype = out.dtype
-        if out.dtype is not None:
-            new_out.shape = old_shape
-        out.replace_all_uses_with(new_out)
+        out.replace_all_uses_with(new_out, replace_graph_outputs=True)
+        if new_out.is_graph_output():  # the Transpose's result keeps the graph output's name
+            out.name, new_out.name = new_out.name, out.name
         new_node.replace_input_with(0, out)
-        if old_shape is not None and len(old_shape) == len(new_perm) and out.dtype is not None:
-            inv = _inverse(new_perm)
-            out.shape = ir.Shape([old_shape[inv[i]] for i in range(len(new_perm))])
+        if old_shape is None and moved_shape is not None:
+            old_shape = ir.Shape([moved_shape[p] for p in new_perm])
+        _set_type(new_out, dtype, old_shape)
+        _set_type(out, dtype, moved_shape)
         self.graph.insert_after(user, new_node)
         self.changes += 1
         return True
@@ -243,9 +240,16 @@ class _Pass:
         composed = [p[i] for i in q]
         out = user.outputs[0]
         if composed == list(range(len(p))):
+            src = t.inputs[0]
             if out.is_graph_output():
-                return False
-            out.replace_all_uses_with(t.inputs[0])
+                if src.producer() is None or src.is_graph_output():
+                    return False  # a graph input (or another output) cannot take the output's name
+                dtype, shape = out.dtype, out.shape
+                out.replace_all_uses_with(src, replace_graph_outputs=True)
+                out.name, src.name = None, out.name  # the value computed before the pair is the output now
+                _set_type(src, src.dtype or dtype, src.shape or shape)
+            else:
+                out.replace_all_uses_with(src)
             self.graph.remove(user, safe=True)
         else:
             user.replace_input_with(0, t.inputs[0])
@@ -361,6 +365,52 @@ class _Pass:
                 if src is not x:
                     _drop_dead_chain(self.graph, prev)
                 self.changes += 1
+
+
+#: elementwise ops whose result is boolean whatever their operands
+_PREDICATES = {"Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "IsInf", "IsNaN"}
+
+
+def _set_type(v: ir.Value, dtype: ir.DataType | None, shape: Any) -> None:
+    """Give a rewritten value its type and shape where they are known (never an empty type)."""
+    if dtype is None:
+        return
+    v.dtype = dtype
+    if shape is not None:
+        v.shape = shape if isinstance(shape, ir.Shape) else ir.Shape(list(shape))
+
+
+def _result_dtype(node: ir.Node) -> ir.DataType | None:
+    """The element type of a rewritten op's result, from its (already rewritten) inputs."""
+    if node.op_type in _PREDICATES:
+        return ir.DataType.BOOL
+    if node.op_type == "Cast":
+        return ir.DataType(int(node.attributes["to"].value))
+    data = node.inputs[1:] if node.op_type == "Where" else node.inputs[:1]
+    return next((v.dtype for v in data if v is not None and v.dtype is not None), None)
+
+
+def _moved_shape(node: ir.Node, old: ir.Shape | None, perm: list[int]) -> ir.Shape | list[Any] | None:
+    """The shape of a rewritten op's result in its new layout: the old one permuted, else worked
+    out from its input for the ops that keep or pad its shape."""
+    if old is not None:
+        if len(old) != len(perm):
+            return None
+        inv = _inverse(perm)
+        return ir.Shape([old[inv[i]] for i in range(len(perm))])
+    x = node.inputs[0]
+    if x is None or x.shape is None:
+        return None
+    if node.op_type == "Pad":
+        pads = _constant(node.inputs[1])
+        dims = _static_shape(x)
+        if pads is None or dims is None:
+            return None
+        pads = np.asarray(pads).reshape(-1)
+        return [d + int(pads[i]) + int(pads[len(dims) + i]) for i, d in enumerate(dims)]
+    if node.op_type == "Softmax" or (node.op_type in _ELEMENTWISE and len(node.inputs) == 1):
+        return x.shape
+    return None
 
 
 def _through_reshapes(v: ir.Value) -> ir.Value:

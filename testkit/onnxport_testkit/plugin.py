@@ -4,8 +4,9 @@ Test functions that ask for one of these fixtures are parametrized over every in
 and every case its registry can run (``from onnxport_testkit.generated import *`` collects them):
 
 - ``onnx_node_case``: the official ONNX node cases whose ops the backend registers;
-- ``onnx_node_variant``: the same cases with a dynamic batch dimension, and converted down to
-  older opsets (the core's adapters bring them back);
+- ``onnx_node_variant``: the same cases with a dynamic batch dimension, converted down to
+  older opsets (the core's adapters bring them back), and the backend's own variants
+  (``Backend.case_variants``: JAX's ``x64off``, one case per op);
 - ``onnx_random_case``: random inputs per dtype the op spec allows, against onnxruntime;
 - ``onnx_import_case``: ``ImportCase``\\ s declared beside import primitives (custom ops);
 - ``onnx_export_sample``: ``Sample``\\ s declared beside export primitives;
@@ -173,6 +174,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:  # noqa: C901 - one branch per fixture
     from . import variants as V
+    from .runner import backend_object
 
     config = metafunc.config
     names = metafunc.fixturenames
@@ -194,6 +196,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:  # noqa: C901 - on
                         params.append(pytest.param((b, c, "dynbatch"), id=f"{b}-{c.name}-dynbatch"))
                 for c, opset in V.opset_variants(cases):
                     params.append(pytest.param((b, c, f"opset{opset}"), id=f"{b}-{c.name}-opset{opset}"))
+                for c, v in V.backend_variants(backend_object(b), cases):  # JAX: called with x64 off
+                    params.append(pytest.param((b, c, v), id=f"{b}-{c.name}-{v}"))
         _parametrize(metafunc, "onnx_node_variant", params)
     if "onnx_random_case" in names:
         params = []

@@ -163,7 +163,8 @@ def _compare_all(names: list[str], expected: list[Any], actual: list[Any], **tol
 
 # -- node cases and their variants ---------------------------------------------------------------
 def run_node_case(backend_name: str, case: NodeCase, variant: str | None = None) -> None:
-    """The official case (or its ``dynbatch`` / ``opsetN`` variant): expected outputs come with the case."""
+    """The official case (or its ``dynbatch`` / ``opsetN`` variant, or one of the backend's own
+    :meth:`~onnxport.backend.Backend.case_variants`): expected outputs come with the case."""
     from . import variants as V
 
     def go() -> None:
@@ -184,8 +185,17 @@ def run_node_case(backend_name: str, case: NodeCase, variant: str | None = None)
                     expected, source = run_reference(model, inputs)
             except (V.ConversionUnavailable, ReferenceUnavailable) as exc:
                 pytest.skip(str(exc)[:300])
-        else:
-            raise ValueError(f"unknown node-case variant {variant!r}")
+        else:  # the backend's own variant: the case's model, called as the variant says
+            import onnxport
+
+            backend = backend_object(backend_name)
+            if variant not in backend.case_variants(case.model):
+                raise ValueError(f"unknown node-case variant {variant!r}")
+            imported = onnxport.import_model(case.model, backend=backend_name)
+            actual = backend.run_variant(variant, imported, inputs)
+            compare_with_reference(case.model, inputs, expected, source, actual,
+                                   import_tolerances(backend_name, case.ops))
+            return
         actual = run_backend(backend_name, model, inputs)
         compare_with_reference(model, inputs, expected, source, actual, import_tolerances(backend_name, case.ops))
 

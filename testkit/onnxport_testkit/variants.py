@@ -26,6 +26,8 @@ DTYPE_VARIANTS: dict[str, tuple[int, str]] = {
 OLDEST_OPSET = 7
 #: node cases per (op, older version) that get an older-opset variant
 OPSET_CASES_PER_VERSION = 2
+#: node cases per (ops, variant) that get one of a backend's own variants (its case_variants)
+BACKEND_VARIANT_CASES_PER_OP = 1
 
 
 def seed(*parts: str) -> int:
@@ -228,3 +230,18 @@ def older_opset_model(case: NodeCase, opset: int) -> onnx.ModelProto:
     if next((o.version for o in converted.opset_import if o.domain in ("", "ai.onnx")), 0) != opset:
         raise ConversionUnavailable(f"onnx.version_converter did not reach opset {opset}")
     return converted
+
+
+# -- a backend's own variants --------------------------------------------------------------------
+def backend_variants(backend: Any, cases: tuple[NodeCase, ...] | list[NodeCase]) -> list[tuple[NodeCase, str]]:
+    """(case, variant) pairs of ``backend.case_variants``, the first
+    :data:`BACKEND_VARIANT_CASES_PER_OP` cases per (ops, variant) in case order (stable)."""
+    taken: dict[tuple[Any, str], int] = {}
+    out = []
+    for c in cases:
+        for v in backend.case_variants(c.model):
+            key = (c.ops, v)
+            if taken.get(key, 0) < BACKEND_VARIANT_CASES_PER_OP:
+                taken[key] = taken.get(key, 0) + 1
+                out.append((c, v))
+    return out

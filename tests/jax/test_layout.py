@@ -12,7 +12,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxport
-from onnxport_jax import layout
+from onnxport.layout import passed_on
+from onnxport_jax.ops.import_ import conv, normalization, pool, shape_ops
 
 RNG = np.random.default_rng(0)
 
@@ -141,8 +142,8 @@ def test_planned_forms_cover_the_image_ops() -> None:
     proto = _cnn()
     model = onnxport.import_model(proto, backend="jax")
     steps = model._program.steps
-    special = (layout._conv_cl, layout._conv_cl_hwio, layout._max_pool_cl, layout._average_pool_cl,
-               layout._concat_cl, layout._global_average_pool_cl, layout._lrn_cl)
+    special = (conv.conv_nhwc, conv.conv_nhwc_hwio, pool.max_pool_nhwc, pool.average_pool_nhwc,
+               shape_ops.concat_nhwc, pool.global_average_pool_nhwc, normalization.lrn_nhwc)
     nhwc = {s.node.op_type for s in steps
             if s.fn in special or s.node.op_type in ("Add", "Mul", "BatchNormalization") and s.convert is not None}
     assert {"Conv", "MaxPool", "AveragePool", "Concat", "GlobalAveragePool", "LRN", "Add", "Mul",
@@ -152,7 +153,7 @@ def test_planned_forms_cover_the_image_ops() -> None:
     assert side.convert == ("first",)
     # the If's result is NCHW: the AveragePool after it is not planned NHWC
     after_if = [s for s in steps if s.node.op_type == "AveragePool"][1]
-    assert after_if.fn is not layout._average_pool_cl
+    assert after_if.fn is not pool.average_pool_nhwc
 
 
 def test_channel_shuffle_runs_channels_last() -> None:
@@ -173,6 +174,6 @@ def test_channel_shuffle_runs_channels_last() -> None:
     x = RNG.standard_normal((1, 3, 5, 5)).astype(np.float32)
     want = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     model = onnxport.import_model(proto, backend="jax")
-    assert sum(s.fn is layout._passed_on for s in model._program.steps) == 2
+    assert sum(s.fn is passed_on for s in model._program.steps) == 2
     assert all(s.convert is None or "first" not in s.convert for s in model._program.steps)
     np.testing.assert_allclose(np.asarray(model.jit()(model.params, x)), want, rtol=1e-4, atol=1e-5)

@@ -10,13 +10,15 @@ a :class:`JaxGraph` as ``g`` -> the core's export pipeline (optimize, opset, che
 Leaves of ``params`` become initializers named by their key paths (``layers.0.kernel``; a
 JaxModel's ONNX names); arrays the function closes over become initializers ``const_<i>``. One
 array object is one initializer (tied weights). ``jit`` / ``closed_call`` / ``custom_jvp_call`` /
-``custom_vjp_call`` are inlined (their primal computation); ``cond`` is If, ``while`` Loop,
+``custom_vjp_call`` are inlined (their primal computation; with ``functions=True`` a ``jit`` call
+is a model-local function call); ``cond`` is If, ``while`` Loop,
 ``scan`` Loop (see :mod:`onnxport_jax.ops.export`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,9 +28,11 @@ import numpy as np
 import onnx_ir as ir
 from jax.extend.core import jaxprs_in_params
 
+from onnxport import export as _export
 from onnxport.backend import Exporter
 from onnxport.build import Builder
 from onnxport.errors import ConversionError, InputError, UnsupportedOpError
+from onnxport.export import FunctionBody
 
 from . import dtypes
 
@@ -243,11 +247,19 @@ class JaxGraph(Builder):
         return self.input(self.fresh(name), *self.converter.aval_type(aval))
 
 
+class JaxFunctionGraph(FunctionBody, JaxGraph):
+    """The builder of a model-local function body (``functions=True``): arrays are Constants."""
+
+
 class _Converter:
     """Walks a jaxpr and calls the export primitives."""
 
-    def __init__(self, registry: Any, dim_inputs: dict[str, tuple[ir.Value, int]]):
+    def __init__(self, registry: Any, dim_inputs: dict[str, tuple[ir.Value, int]], functions: bool = False):
         self.registry = registry
+        #: ``functions=True``: nested ``jit`` calls become model-local functions
+        self.functions = functions
+        #: a called jaxpr's name, text and consts -> (the jaxpr, kept alive; its function's name)
+        self._function_names: dict[tuple[Any, ...], tuple[Any, str]] = {}
         #: symbolic dim name -> (graph input, axis) it is read from
         self.dim_inputs = dim_inputs
         self.used_targets: set[str] = set()
@@ -265,6 +277,44 @@ class _Converter:
                 self._sym_cache[key] = SymDim(g, shape)
             env[name] = self._sym_cache[key]
         return env
+
+    def as_function(self, closed: Any) -> bool:
+        """Whether a nested call of ``closed`` is exported as a function (``functions=True``,
+        static shapes: a function body cannot read the graph's symbolic sizes)."""
+        jaxpr = getattr(closed, "jaxpr", closed)
+        avals = [v.aval for v in [*jaxpr.invars, *jaxpr.outvars] if hasattr(v.aval, "shape")]
+        return self.functions and all(isinstance(self.dim_label(d), int) for a in avals for d in a.shape)
+
+    def call_function(self, g: JaxGraph, name: str, closed: Any, args: Sequence[ir.Value]) -> list[ir.Value]:
+        """A call node of the model-local function made from ``closed`` (made once per body:
+        calls with the same name, jaxpr text and closed-over arrays share it)."""
+        jaxpr = getattr(closed, "jaxpr", closed)
+        domain = _export.function_domain("jax")
+        # calls with equal bodies share the function (each ``nnx.jit(...)`` call traces anew)
+        key = (name, str(jaxpr), tuple(id(c) for c in getattr(closed, "consts", ())))
+        known = self._function_names.get(key)
+        if known is None:
+            root = g
+            while root.parent is not None:
+                root = root.parent
+            taken = {n for _, n in self._function_names.values()}
+            base = re.sub(r"\W", "_", name) or "jit"
+            fname, k = base, 0
+            while fname in taken:
+                k += 1
+                fname = f"{base}_{k}"
+            body = JaxFunctionGraph(g.opset, name=fname, parent=root)
+            ins = [body.input(f"x{i}", *self.aval_type(v.aval)) for i, v in enumerate(jaxpr.invars)]
+            saved = body.eqn
+            outs = self.run(body, closed, ins)
+            body.eqn = saved
+            for i, (o, var) in enumerate(zip(outs, jaxpr.outvars)):
+                out = body.output(o, f"y{i}")
+                self.annotate(out, var.aval)
+            _export.add_function(root, body, fname, domain)
+            self._function_names[key] = known = (closed, fname)
+        outs = g.op(known[1], *args, domain=domain, outputs=len(jaxpr.outvars))
+        return list(outs) if isinstance(outs, tuple) else [outs]
 
     def aval_type(self, aval: Any) -> tuple[ir.DataType, list[int | str]]:
         return dtypes.to_onnx_dtype(aval.dtype), [self.dim_label(d) for d in aval.shape]
@@ -502,11 +552,12 @@ def export_model(
     :param dynamic_shapes: one dict per input from axis to a name (``({0: "batch"},)``): traced
         with ``jax.export`` symbolic dims, written as ONNX ``dim_param``s.
     :param options: the common export options (:class:`onnxport.export.ExportOptions`: ``opset``,
-        ``optimize``, ``fold_batchnorm``, ``input_names``, ``output_names``; ``functions`` is
-        accepted, nested ``jit`` calls are inlined). Graph inputs are ``input_0`` ... unless named;
+        ``optimize``, ``fold_batchnorm``, ``fuse``, ``input_names``, ``output_names``;
+        ``functions=True`` exports each nested ``jit`` call (a ``jax.jit``-decorated inner
+        function) as a call of a model-local function, one per traced body; otherwise calls are
+        inlined). Graph inputs are ``input_0`` ... unless named;
         an imported JaxModel keeps its ONNX input and output names.
     """
-    from onnxport import export as _export
     from onnxport.plugins import registry
 
     opts = _export.ExportOptions.from_kwargs(options)
@@ -527,7 +578,7 @@ def export_model(
         tuple(example_inputs) if isinstance(example_inputs, list) else (example_inputs,))
     _, dim_index = _arg_specs(args, dynamic_shapes)
     dim_inputs: dict[str, tuple[ir.Value, int]] = {}
-    conv = _Converter(reg, dim_inputs)
+    conv = _Converter(reg, dim_inputs, functions=opts.functions)
     g.converter = conv
     invars = closed.jaxpr.invars
     param_leaves = jax.tree_util.tree_leaves(params) if takes else []
@@ -554,10 +605,11 @@ def export_model(
         conv.annotate(out, var.aval)
     model = g.model(producer="onnxport-jax")
     if opts.optimize:  # channels-last layers: move their Transposes down so that pairs cancel
-        from onnxport.transposes import push_transposes
+        from onnxport.transpose import push_transposes
 
         push_transposes(model)
-    model = _export.finish(model, opts, backend="jax", foldable=conv.constant_names, targets=conv.used_targets)
+    model = _export.finish(model, opts, backend="jax", foldable=conv.constant_names, targets=conv.used_targets,
+                            fuse_default=True)
     for out, var in zip(model.graph.outputs, closed.jaxpr.outvars):
         if out.dtype is None or out.shape is None:  # a no-op was dropped: the graph output is an earlier value
             conv.annotate(out, var.aval)

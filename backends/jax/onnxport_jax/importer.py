@@ -22,6 +22,7 @@ from onnxport.backend import Backend
 from onnxport.driver import ImportPlan, is_weight_use, iter_graphs
 from onnxport.errors import ConversionError, InputError, OnnxportError
 from onnxport.inputs import CallCheck, InputSpec, bind_inputs, input_spec
+from onnxport.layout import plan_program as plan_layout
 from onnxport.opfacts import NO_FOLD_OPS, RANDOM_OPS
 from onnxport.safety import GROWING_OPS, check_call, fold_fits
 
@@ -108,7 +109,7 @@ class _Step:
         self.foldable = foldable
         self.inputs = list(node.inputs)
         self.outputs = list(node.outputs)
-        self.convert: tuple[str | None, ...] | None = None  # per input, set by layout.plan
+        self.convert: tuple[str | None, ...] | None = None  # per input, set by the layout plan (onnxport.layout)
 
     def call(self, args: list[Any], attrs: dict[str, Any]) -> list[Any]:
         if self.ctx.op_type in GROWING_OPS:  # sized before allocating, where the values are concrete
@@ -169,8 +170,8 @@ class Program:
         self.steps = steps
         self.inputs = inputs
         self.outputs = list(graph.outputs)
-        self.convert_out: list[str | None] | None = None  # set by layout.plan
-        self.hwio: set[ir.Value] = set()  # params that Convs read HWIO (layout.plan)
+        self.convert_out: list[str | None] | None = None  # set by the layout plan (onnxport.layout)
+        self.hwio: set[ir.Value] = set()  # params that Convs read HWIO (onnxport.layout)
 
     def run(self, env: _Env) -> list[Any]:
         for step in self.steps:
@@ -430,7 +431,7 @@ class JaxModel:
                 env[v] = p
             call = CallCheck()
             for i, (spec, v, x) in enumerate(zip(self._info["inputs"], self._program.inputs, inputs)):
-                env[v] = x if i in keep_static else self._check_input(spec, x, call, narrow_ok)
+                env[v] = x if i in keep_static else self._check_input(spec, x, call, narrow_ok, v)
             outs = self._program.run(env)
             outs = [_to_jax(o) for o in outs]
         return outs[0] if len(outs) == 1 else tuple(outs)
@@ -438,13 +439,20 @@ class JaxModel:
     def _bind_inputs(self, args: tuple, kwargs: dict) -> list[Any]:
         return bind_inputs([s.name for s in self._info["inputs"]], args, kwargs)
 
-    def _check_input(self, spec: InputSpec, x: Any, call: CallCheck, narrow_ok: bool = False) -> Any:
+    def _check_input(self, spec: InputSpec, x: Any, call: CallCheck, narrow_ok: bool = False,
+                     value: ir.Value | None = None) -> Any:
         """The input as a JAX array of the graph's type. With ``narrow_ok`` (the caller runs with
         ``jax_enable_x64`` off, so every 64-bit array it makes is 32-bit) the 32-bit form of a
         64-bit input is accepted and widened exactly; the model computes in its own 64-bit scope."""
         name = spec.name
         if not spec.is_tensor:
-            return _to_jax(x)
+            x = _to_jax(x)
+            elem = getattr(getattr(getattr(value, "type", None), "elem_type", None), "dtype", None)
+            want = _np_dtype(elem) if narrow_ok and elem is not None else None
+            if want is not None and want.kind in "iuf" and want.itemsize == 8 and isinstance(x, (list, tuple)):
+                x = type(x)(e.astype(want) if getattr(e, "dtype", None) is not None and e.dtype.itemsize == 4
+                            and e.dtype.kind == want.kind else e for e in x)  # a sequence's 32-bit forms
+            return x
         want = _np_dtype(spec.dtype)
         if want is not None and want.kind == "O":
             return np.asarray(x)  # strings stay numpy
@@ -681,7 +689,7 @@ def import_plan(plan: ImportPlan, **options: Any) -> JaxModel:
         builder.mode.training = bool(options.get("training", False))
         program = builder.compile(graph)
         if options.get("channels_last", True):
-            layout.plan(program, builder.static, set(builder.param_values.values()))
+            plan_layout(plan, program, static=builder.static, params=set(builder.param_values.values()))
         else:
             program.hwio = set()
         params = {k: jnp.asarray(a) for k, a in builder.params.items()}
@@ -699,6 +707,10 @@ def import_plan(plan: ImportPlan, **options: Any) -> JaxModel:
     seed = options.get("seed")
     return JaxModel(program, params, builder.param_values, builder.static, info, builder.mode, needs,
                     consts, const_values, builder.random, None if seed is None else int(seed))
+
+
+#: the testkit variant running a node case with 64-bit inputs as a JAX user with x64 off does
+X64_OFF = "x64off"
 
 
 class JaxBackend(ExportSupport, Backend):
@@ -749,6 +761,32 @@ class JaxBackend(ExportSupport, Backend):
         from .sequential import to_sequential
 
         return to_sequential(plan, **options)
+
+    def case_variants(self, model: Any) -> list[str]:
+        """``x64off`` for a case with a 64-bit input: see :meth:`run_variant`."""
+        wide = {ir.DataType.INT64, ir.DataType.UINT64, ir.DataType.DOUBLE}
+        for vi in model.graph.input:
+            t = vi.type
+            if t.HasField("tensor_type") and ir.DataType(t.tensor_type.elem_type) in wide:
+                return [X64_OFF]
+        return []
+
+    def run_variant(self, variant: str, imported: JaxModel, inputs: list[Any]) -> list[Any]:
+        """``x64off``: called as a user with ``jax_enable_x64`` off calls it: the inputs made by
+        ``jnp.asarray`` with x64 off (the 32-bit forms of 64-bit arrays), the model called eagerly."""
+        if variant != X64_OFF:
+            return super().run_variant(variant, imported, inputs)
+        def user(x: Any) -> Any:
+            if isinstance(x, (list, tuple)):
+                return type(x)(user(e) for e in x)
+            if x is None or _has_strings(x):
+                return x
+            return jnp.asarray(x)
+
+        with jax.enable_x64(False):
+            out = imported(*[user(x) for x in inputs])
+            outs = list(out) if isinstance(out, tuple) else [out]
+            return [_to_numpy(o) for o in outs]
 
     def run(self, model: JaxModel, inputs: list[Any]) -> list[Any]:
         """Run on numpy inputs, jitted where the graph allows; outputs as numpy (testkit, CLI).

@@ -19,9 +19,10 @@ from onnxport.backend import Backend
 from onnxport.driver import NO_FOLD_OPS, RANDOM_OPS, ImportPlan, is_weight_use, iter_graphs
 from onnxport.errors import ConversionError, InputError, OnnxportError
 from onnxport.inputs import bind_inputs, check_shape
+from onnxport.layout import plan_program as plan_layout
 from onnxport.safety import GROWING_OPS, check_call, fold_fits
 
-from . import dtypes, layout
+from . import dtypes, fusion, layout
 from .context import CALL, CallState, DataDependentError, Mode, NodeContext, is_static
 
 _FOLD_LIMIT = 1 << 26  # elements; larger folded constants stay runtime computations
@@ -113,7 +114,7 @@ class _Step:
         self.foldable = foldable
         self.inputs = list(node.inputs)
         self.outputs = list(node.outputs)
-        self.convert: tuple[str | None, ...] | None = None  # per input, set by layout.plan
+        self.convert: tuple[str | None, ...] | None = None  # per input, set by the layout plan (onnxport.layout)
         self.scope = "node"  # the TF name scope of its ops (unique per graph, set by the builder)
 
     def call(self, args: list[Any], attrs: dict[str, Any]) -> list[Any]:
@@ -165,8 +166,8 @@ class Program:
         self.steps = steps
         self.inputs = inputs
         self.outputs = list(graph.outputs)
-        self.convert_out: list[str | None] | None = None  # set by layout.plan
-        self.hwio: set[ir.Value] = set()  # weights that Convs read HWIO (layout.plan)
+        self.convert_out: list[str | None] | None = None  # set by the layout plan (onnxport.layout)
+        self.hwio: set[ir.Value] = set()  # weights that Convs read HWIO (onnxport.layout)
 
     def run(self, env: _Env) -> list[Any]:
         for step in self.steps:
@@ -356,6 +357,11 @@ class TfModel(tf.Module):
             with tf.control_dependencies(deps):
                 outs = [tf.identity(o) if isinstance(o, tf.Tensor) else o for o in outs]
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def frozen(self) -> Callable[..., Any]:
+        """An inference function with the weights' current values as graph constants, called like
+        :attr:`serve`; the fastest form for serving (see :func:`onnxport_tensorflow.fusion.frozen`)."""
+        return fusion.frozen(self)
 
     def keras_layer(self) -> Any:
         """A Keras 3 layer running this model; its ``trainable_variables`` are this model's."""
@@ -597,7 +603,9 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
     Options: ``trainable="auto"|"all"|"none"`` (which float initializers become trainable
     variables), ``training=False``, ``seed=None`` (seeds ops without a ``seed`` attribute),
     ``channels_last=True`` (run 4-D image activations NHWC inside the graph, see
-    :mod:`onnxport_tensorflow.layout`; inputs, outputs and weights keep their ONNX shapes).
+    :mod:`onnxport_tensorflow.layout`; inputs, outputs and weights keep their ONNX shapes),
+    ``fuse=True`` (at inference, fold a BatchNormalization into the Conv that feeds it, see
+    :mod:`onnxport_tensorflow.fusion`).
     """
     options = {**plan.options, **options}
     graph = plan.model.graph
@@ -606,9 +614,11 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
     builder.mode.training = bool(options.get("training", False))
     program = builder.compile(graph)
     if options.get("channels_last", True):
-        layout.plan(program, builder.static, set(builder.param_values.values()))
+        plan_layout(plan, program, static=builder.static, params=set(builder.param_values.values()))
     else:
         program.hwio = set()
+    if options.get("fuse", True):
+        fusion.fuse_conv_batch_norm(program)
     hoisted = builder.hoist(program)
     held = set(builder.param_values.values()) | set(hoisted.values())
     for v in [v for v in program.hwio if v not in held]:  # small constants: HWIO once, here

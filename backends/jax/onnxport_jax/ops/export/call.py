@@ -35,8 +35,10 @@ _softclip.defjvp(lambda primals, tangents: (_softclip(primals[0]), tangents[0]))
                               Sample(jax.nn.silu, (_X,), emits=("Sigmoid", "Mul"), name="silu"),
                               ])
 def call(g, *args, **params):
-    """The called jaxpr, inlined."""
+    """The called jaxpr, inlined; with ``functions=True`` a call of a model-local function."""
     body = params.get("jaxpr", params.get("call_jaxpr"))
+    if g.converter.as_function(body):
+        return tuple(g.converter.call_function(g, str(params.get("name") or "jit"), body, args))
     outs = g.inline(body, args)
     return tuple(outs)
 

@@ -118,6 +118,18 @@ def conv(ctx, x, w, b=None, *, auto_pad, dilations, group, kernel_shape, pads, s
                        kernel_shape=kernel_shape, pads=pads, strides=strides)
 
 
+@conv.channels_last
+def conv_nhwc(ctx, x, w, b=None, **attrs):
+    """Conv of an NHWC ``x`` (OIHW weights) into NHWC."""
+    return conv_values(x, w, b, cl=True, **attrs)
+
+
+@conv.channels_last(form="hwio")
+def conv_nhwc_hwio(ctx, x, w, b=None, **attrs):
+    """Ungrouped Conv of an NHWC ``x`` with HWIO weights into NHWC."""
+    return conv_values(x, w, b, cl=True, hwio=True, **attrs)
+
+
 @importer("ConvInteger", since=10)
 def conv_integer(ctx, x, w, x_zero_point=None, w_zero_point=None, *, auto_pad, dilations, group,
                  kernel_shape, pads, strides):

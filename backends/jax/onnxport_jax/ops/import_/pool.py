@@ -165,6 +165,12 @@ def average_pool_values(x, *, auto_pad, ceil_mode, count_include_pad, dilations,
     return (total / jnp.asarray(count, x.dtype)).astype(x.dtype)
 
 
+@max_pool.channels_last
+def max_pool_nhwc(ctx, x, **attrs):
+    y = max_pool_values(x, cl=True, **attrs)
+    return y if ctx.num_outputs == 1 else (y, None)
+
+
 @importer("AveragePool", since=22)
 def average_pool(ctx, x, *, auto_pad, ceil_mode, count_include_pad, dilations, kernel_shape, pads, strides):
     """Average pooling: window sums over the number of counted elements."""
@@ -185,6 +191,11 @@ def _np_window_sum(a, kernel, strides, dilations, pads):
     return a
 
 
+@average_pool.channels_last
+def average_pool_nhwc(ctx, x, **attrs):
+    return average_pool_values(x, cl=True, **attrs)
+
+
 @importer("LpPool", since=22)
 def lp_pool(ctx, x, *, auto_pad, ceil_mode, dilations, kernel_shape, p, pads, strides):
     """Lp pooling: (sum |x|^p)^(1/p) over each window, pads contributing zero."""
@@ -200,9 +211,19 @@ def global_average_pool(ctx, x):
     return jnp.mean(x, axis=tuple(range(2, x.ndim)), keepdims=True)
 
 
+@global_average_pool.channels_last
+def global_average_pool_nhwc(ctx, x):
+    return jnp.mean(x, axis=(1, 2), keepdims=True)
+
+
 @importer("GlobalMaxPool", since=22)
 def global_max_pool(ctx, x):
     return jnp.max(x, axis=tuple(range(2, x.ndim)), keepdims=True)
+
+
+@global_max_pool.channels_last
+def global_max_pool_nhwc(ctx, x):
+    return jnp.max(x, axis=(1, 2), keepdims=True)
 
 
 # its cases follow from ONNX semantics: onnxport_testkit.semantic_cases

@@ -29,6 +29,13 @@ def reshape(ctx, data, shape, *, allowzero):
     return _xp(data).reshape(data, dims)
 
 
+@reshape.channels_last(form="shuffle")
+def channel_shuffle_nhwc(ctx, x, shape, *, groups, **attrs):
+    """A channel shuffle (this Reshape to [N, g, C/g, H, W], Transpose 1<->2, Reshape back) on NHWC."""
+    *lead, c = x.shape
+    return x.reshape(*lead, groups, c // groups).swapaxes(-1, -2).reshape(x.shape)
+
+
 @importer("Flatten", since=25)
 def flatten(ctx, x, *, axis):
     axis = axis + x.ndim if axis < 0 else axis
@@ -68,6 +75,12 @@ def squeeze(ctx, x, axes=None):
 @importer("Concat", since=13)
 def concat(ctx, *xs, axis):
     return _xp(*xs).concatenate(xs, axis=axis)
+
+
+@concat.channels_last
+def concat_nhwc(ctx, *xs, axis):
+    """Concat on channels (``axis`` 1) of NHWC values."""
+    return jnp.concatenate(xs, axis=3)
 
 
 @importer("Identity", since=25)

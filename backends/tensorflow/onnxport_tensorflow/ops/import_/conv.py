@@ -66,8 +66,9 @@ def conv_values(x, w, b=None, *, auto_pad, dilations, group, kernel_shape, pads,
     xl = x if cl else to_last(x, nd)
     wl = w if hwio else weight_hwio(w, nd)
     y = conv_last(xl, wl, strides, pads, dilations, group)
-    if b is not None:
-        y = y + tf.cast(b, y.dtype)
+    if b is not None:  # BiasAdd: a fast per-channel kernel that grappler fuses with Conv2D and Relu
+        b = tf.cast(b, y.dtype)
+        y = tf.nn.bias_add(y, b) if len(b.shape) == 1 else y + b
     return y if cl else to_first(y, nd)
 
 
@@ -76,6 +77,18 @@ def conv(ctx, x, w, b=None, *, auto_pad, dilations, group, kernel_shape, pads, s
     """N-D convolution; SAME pads are computed from the static input shape."""
     return conv_values(x, w, b, auto_pad=auto_pad, dilations=dilations, group=group,
                        kernel_shape=kernel_shape, pads=pads, strides=strides)
+
+
+@conv.channels_last
+def conv_nhwc(ctx, x, w, b=None, **attrs):
+    """Conv of an NHWC ``x`` (OIHW weights) into NHWC."""
+    return conv_values(x, w, b, cl=True, **attrs)
+
+
+@conv.channels_last(form="hwio")
+def conv_nhwc_hwio(ctx, x, w, b=None, **attrs):
+    """Ungrouped Conv of an NHWC ``x`` with HWIO weights into NHWC."""
+    return conv_values(x, w, b, cl=True, hwio=True, **attrs)
 
 
 @importer("ConvInteger", since=10)

@@ -7,6 +7,8 @@ import tensorflow as tf
 
 from onnxport import importer
 
+from ...layout import to_first, to_last
+
 
 def _stash(x, stash_type):
     """The compute dtype: float32 (stash_type 1) for narrower floats, else the input's own."""
@@ -48,6 +50,19 @@ def batch_normalization(ctx, x, scale, b, mean, var, *, epsilon, momentum, train
         ctx.update(4, run_var)
     outs = (y, run_mean, run_var)
     return outs[: ctx.num_outputs] if ctx.num_outputs > 1 else y
+
+
+@batch_normalization.channels_last
+def batch_normalization_nhwc(ctx, x, scale, b, mean, var, *, epsilon, momentum, training_mode):
+    """Inference BatchNormalization per channel on the last axis; in training mode the ONNX form."""
+    if training_mode or ctx.training:
+        y = batch_normalization(ctx, to_first(x), scale, b, mean, var, epsilon=epsilon, momentum=momentum,
+                                training_mode=training_mode)
+        return to_last(y if ctx.num_outputs == 1 else y[0])
+    x = tf.convert_to_tensor(x)
+    dt = x.dtype
+    inv = tf.cast(scale, dt) * tf.math.rsqrt(tf.cast(var, dt) + tf.constant(epsilon, dt))
+    return (x - tf.cast(mean, dt)) * inv + tf.cast(b, dt)
 
 
 @importer("InstanceNormalization", since=22)
@@ -150,3 +165,8 @@ def lrn_values(x, *, alpha, beta, bias, size, axis=1):
 def lrn(ctx, x, *, alpha, beta, bias, size):
     """Local response normalization across channels (window [c - (size-1)//2, c + size//2])."""
     return lrn_values(x, alpha=alpha, beta=beta, bias=bias, size=size)
+
+
+@lrn.channels_last
+def lrn_nhwc(ctx, x, *, alpha, beta, bias, size):
+    return lrn_values(x, alpha=alpha, beta=beta, bias=bias, size=size, axis=-1)

@@ -142,7 +142,6 @@ def average_pool_values(x, *, auto_pad, ceil_mode, count_include_pad, dilations,
     nd = len(kernel)
     xl = x if cl else to_last(x, nd)
     padcfg = [(b, e + x_) for b, e, x_ in zip(begins, ends, extra)]
-    total = _fold(xl, 0, tf.add, kernel, strides, dilations, padcfg)
     ones = np.ones((1, 1, *_spatial(x, cl)), np.float64)
     if count_include_pad:  # explicit pads count, ceil-mode overhang does not
         ones = np.pad(ones, [(0, 0), (0, 0), *zip(begins, ends)], constant_values=1.0)
@@ -150,8 +149,23 @@ def average_pool_values(x, *, auto_pad, ceil_mode, count_include_pad, dilations,
     else:
         cpad = padcfg
     count = np.moveaxis(_np_window_sum(ones, kernel, strides, dilations, cpad), 1, -1)
-    y = total / tf.constant(count, x.dtype)
+    size = math.prod(kernel)
+    kernel_dtype = x.dtype == tf.float32 or (x.dtype == tf.float16 and nd < 3)
+    if all(d == 1 for d in dilations) and kernel_dtype:  # TensorFlow's kernel over the zero-padded input
+        cfg = [[0, 0]] + [list(p) for p in padcfg] + [[0, 0]]
+        xp = tf.pad(xl, cfg) if any(any(p) for p in padcfg) else xl
+        y = tf.nn.avg_pool(xp, kernel, strides, "VALID")
+        if not np.all(count == size):  # the kernel divides by the window size: rescale to the counted elements
+            y = y * tf.constant(size / count, x.dtype)
+    else:
+        y = _fold(xl, 0, tf.add, kernel, strides, dilations, padcfg) / tf.constant(count, x.dtype)
     return y if cl else to_first(y, nd)
+
+
+@max_pool.channels_last
+def max_pool_nhwc(ctx, x, **attrs):
+    y = max_pool_values(x, cl=True, **attrs)
+    return y if ctx.num_outputs == 1 else (y, None)
 
 
 @importer("AveragePool", since=22)
@@ -174,6 +188,11 @@ def _np_window_sum(a, kernel, strides, dilations, pads):
     return a
 
 
+@average_pool.channels_last
+def average_pool_nhwc(ctx, x, **attrs):
+    return average_pool_values(x, cl=True, **attrs)
+
+
 @importer("LpPool", since=22)
 def lp_pool(ctx, x, *, auto_pad, ceil_mode, dilations, kernel_shape, p, pads, strides):
     """Lp pooling: (sum |x|^p)^(1/p) over each window, pads contributing zero."""
@@ -191,9 +210,19 @@ def global_average_pool(ctx, x):
     return tf.reduce_mean(x, axis=list(range(2, len(x.shape))), keepdims=True)
 
 
+@global_average_pool.channels_last
+def global_average_pool_nhwc(ctx, x):
+    return tf.reduce_mean(x, axis=(1, 2), keepdims=True)
+
+
 @importer("GlobalMaxPool", since=22)
 def global_max_pool(ctx, x):
     return tf.reduce_max(x, axis=list(range(2, len(x.shape))), keepdims=True)
+
+
+@global_max_pool.channels_last
+def global_max_pool_nhwc(ctx, x):
+    return tf.reduce_max(x, axis=(1, 2), keepdims=True)
 
 
 # no official node case and no runtime implements GlobalLpPool-22: small hand-computed cases

@@ -12,6 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from onnxport import importer
+from onnxport.layout import NHWC_TO_NCHW
 
 from ._static import dims, ints, rank, shape_of, tensor
 
@@ -44,6 +45,15 @@ def reshape(ctx, data, shape, *, allowzero):
     return tf.reshape(data, target)
 
 
+@reshape.channels_last(form="shuffle")
+def channel_shuffle_nhwc(ctx, x, shape, *, groups, **attrs):
+    """A channel shuffle (this Reshape to [N, g, C/g, H, W], Transpose 1<->2, Reshape back) on NHWC."""
+    c = x.shape[-1]
+    shape = tf.shape(x)
+    y = tf.reshape(x, tf.concat([shape[:3], [groups, c // groups]], 0))
+    return tf.reshape(tf.transpose(y, [0, 1, 2, 4, 3]), shape)
+
+
 @importer("Flatten", since=25)
 def flatten(ctx, x, *, axis):
     r = rank(x)
@@ -65,6 +75,14 @@ def transpose(ctx, x, *, perm):
     if _static(x):
         return np.transpose(x, perm)
     return tf.transpose(x, perm)
+
+
+@transpose.channels_last
+def transpose_from_nhwc(ctx, x, *, perm):
+    """A Transpose of an NHWC value: one transpose by the composed permutation (``perm`` applied to
+    the NCHW view), instead of converting back first."""
+    perm = list(perm) if perm is not None else [3, 2, 1, 0]
+    return tf.transpose(x, [NHWC_TO_NCHW[p] for p in perm])
 
 
 @importer("Unsqueeze", since=25)
@@ -102,6 +120,12 @@ def concat(ctx, *xs, axis):
     if _static(*xs):
         return np.concatenate(xs, axis=axis)
     return tf.concat([tensor(x) for x in xs], axis=axis)
+
+
+@concat.channels_last
+def concat_nhwc(ctx, *xs, axis):
+    """Concat on channels (``axis`` 1) of NHWC values."""
+    return tf.concat([tf.convert_to_tensor(x) for x in xs], axis=3)
 
 
 @importer("Identity", since=25)
