@@ -392,6 +392,7 @@ class Registry:
 
     def layout_variants(self, backend: str, primitive: ImportPrimitive) -> dict[str, Callable[..., Any]]:
         """The channels-last variants registered for ``primitive`` in ``backend``, by form."""
+        self.load(backend)
         table = self._layouts.get(backend, {})
         return {form: table[(*primitive.key, form)].fn for form in FORMS if (*primitive.key, form) in table}
 
