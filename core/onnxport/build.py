@@ -12,6 +12,7 @@ scope's metadata (``metadata_props``), and new values get names derived from it.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -47,27 +48,47 @@ def _attr_value(value: Any) -> Any:
     return value
 
 
-def _attr(name: str, value: Any) -> ir.Attr:
-    """An ONNX attribute; the plain Python kinds directly (``convert_attribute`` checks every
-    value against the tensor protocols, which dominated exporters' time after tracing)."""
-    kind = type(value)
-    if kind is int or kind is bool:
+def array_tensor(value: Any, name: str | None = None) -> Any:
+    """``ir.tensor(value, name=name)``, without its protocol checks for a numpy array (the
+    same ``ir.Tensor``; runtime protocol ``isinstance`` checks cost most of a small export)."""
+    if type(value) is np.ndarray:
+        return ir.Tensor(value, name=name)
+    return ir.tensor(value, name=name)
+
+
+def is_tensor(value: Any) -> bool:
+    """``isinstance(value, ir.TensorProtocol)``, answered by the concrete class first."""
+    return isinstance(value, ir.Tensor) or isinstance(value, ir.TensorProtocol)
+
+
+_INT_TYPES = (bool, int, np.integer, np.bool_)
+_FLOAT_TYPES = (float, np.floating)
+
+
+def attribute(name: str, value: Any) -> ir.Attr:
+    """An ``ir.Attr`` of the type a Python value implies (as ``ir.convenience.convert_attribute``
+    does; plain numbers, strings, their lists and arrays take a direct path)."""
+    if isinstance(value, _INT_TYPES):
         return ir.AttrInt64(name, int(value))
-    if kind is float:
-        return ir.AttrFloat32(name, value)
-    if kind is str:
+    if isinstance(value, _FLOAT_TYPES):
+        return ir.AttrFloat32(name, float(value))
+    if isinstance(value, str):
         return ir.AttrString(name, value)
-    if kind is list and value:
-        kinds = {type(v) for v in value}
-        if kinds <= {int, bool}:
+    if isinstance(value, (list, tuple)) and value:
+        if all(isinstance(v, _INT_TYPES) for v in value):
             return ir.AttrInt64s(name, [int(v) for v in value])
-        if kinds == {float}:
-            return ir.AttrFloat32s(name, value)
-        if kinds == {str}:
-            return ir.AttrStrings(name, value)
+        if all(isinstance(v, (*_INT_TYPES, *_FLOAT_TYPES)) for v in value):
+            return ir.AttrFloat32s(name, [float(v) for v in value])
+        if all(isinstance(v, str) for v in value):
+            return ir.AttrStrings(name, list(value))
+    if type(value) is np.ndarray:
+        return ir.AttrTensor(name, array_tensor(value))
+    if isinstance(value, ir.Tensor):
+        return ir.AttrTensor(name, value)
     if isinstance(value, ir.Graph):
         return ir.AttrGraph(name, value)
-    return ir.convenience.convert_attribute(name, value)
+    return ir.convenience.convert_attribute(name, _attr_value(value))
+
 
 
 class _Scope:
@@ -171,8 +192,8 @@ class Builder:
             return self.parent.initializer(name, tensor, key=key)
         if key is not None and key in self._init_keys:
             return self._init_keys[key]
-        if not isinstance(tensor, ir.TensorProtocol):
-            tensor = ir.tensor(np.asarray(tensor), name=name)
+        if not is_tensor(tensor):
+            tensor = array_tensor(np.asarray(tensor), name=name)
         value = ir.Value(
             name=self._claim(name),
             type=ir.TensorType(tensor.dtype),
@@ -196,7 +217,7 @@ class Builder:
         key = (arr.dtype.str, arr.shape, arr.tobytes())
         if key in self._consts:
             return self._consts[key]
-        tensor = ir.tensor(arr)
+        tensor = array_tensor(arr)
         out = self.op("Constant", value=tensor)
         out.const_value = tensor
         out.dtype = tensor.dtype
@@ -265,12 +286,11 @@ class Builder:
                     f"{self._where()}: input {i} of {op_type} is {type(v).__name__}, not a value "
                     "(wrap Python constants with g.const)"
                 )
-        attrs = [_attr(k, _attr_value(v)) for k, v in attributes.items() if v is not None]
         node = ir.Node(
             domain,
             op_type,
             ins,
-            attributes=attrs,
+            attributes=[attribute(k, v) for k, v in attributes.items() if v is not None],
             num_outputs=outputs,
             version=version,
         )
@@ -404,26 +424,86 @@ def _ir_version(opset: int) -> int:
     return best
 
 
+#: standard domains whose nodes :func:`check_opset` checks against ``onnx.defs``
+_CHECKED_DOMAINS = ("", "ai.onnx.ml")
+
+
 def check_opset(model: ir.Model) -> None:
-    """Raise when a node uses an op that the model's default-domain opset lacks."""
-    opset = model.opset_imports.get("", None)
-    if opset is None:
-        return
+    """Raise when a node does not fit its op's schema at the model's opset.
+
+    An op the opset lacks is named with where it is used; a node whose form is another
+    version's (more or fewer inputs or outputs than the schema allows, an attribute the schema
+    lacks or types differently, a required attribute missing: a missing down-adapter) is named
+    with what does not fit. Function bodies are checked at the function's own opsets.
+    """
     local = {(f.domain, f.name) for f in model.functions.values()}
-    from .driver import iter_nodes
+    from .driver import iter_graphs
 
     missing: dict[str, list[str]] = {}
-    nodes = list(iter_nodes(model.graph))
+    misfits: list[str] = []
+    scopes: list[tuple[Mapping[str, int], Iterator[ir.Graph]]] = [(model.opset_imports, iter_graphs(model.graph))]
     for fn in model.functions.values():
-        nodes.extend(fn)
-    for node in nodes:
-        if node.domain or (node.domain, node.op_type) in local:
-            continue
-        if not _spec.has_spec(node.op_type, opset):
-            missing.setdefault(node.op_type, []).append(node.name or "<unnamed>")
+        scopes.append(({**model.opset_imports, **fn.opset_imports}, iter_graphs(fn.graph)))
+    for opsets, graphs in scopes:
+        for graph in graphs:
+            for node in graph:
+                domain = _spec.normalize_domain(node.domain)
+                opset = opsets.get(domain, opsets.get("ai.onnx") if domain == "" else None)
+                if domain not in _CHECKED_DOMAINS or opset is None or (node.domain, node.op_type) in local:
+                    continue
+                if not _spec.has_spec(node.op_type, opset, domain):
+                    missing.setdefault(node.op_type, []).append(node.name or "<unnamed>")
+                    continue
+                problem = _form_problem(node, opset, domain)
+                if problem:
+                    misfits.append(problem)
     if missing:
+        opset = model.opset_imports.get("", "?")
         lines = [f"  {op} (first defined after opset {opset}) at {', '.join(ns[:5])}" for op, ns in sorted(missing.items())]
         raise ConversionError(
             f"the exported graph needs ops that opset {opset} lacks; choose a newer opset:\n"
             + "\n".join(lines)
         )
+    if misfits:
+        more = f"\n  ... and {len(misfits) - 10} more" if len(misfits) > 10 else ""
+        raise ConversionError(
+            "the exported graph has nodes in a form their op's schema at the model's opset does not "
+            "define (a missing down-adapter?):\n" + "\n".join(f"  {m}" for m in misfits[:10]) + more
+        )
+
+
+def _form_problem(node: ir.Node, opset: int, domain: str) -> str | None:
+    """What about ``node`` does not fit its op's schema at ``opset`` (None: it fits)."""
+    schema = _schema(node.op_type, opset, domain)
+    where = f"node {node.name or '<unnamed>'!r} ({node.op_type}, schema {node.op_type}-{schema.since_version} at opset {opset})"
+    n_in = len(node.inputs)
+    while n_in and node.inputs[n_in - 1] is None:
+        n_in -= 1  # trailing omitted optional inputs are no inputs
+    if n_in > schema.max_input or n_in < schema.min_input:
+        return f"{where}: {n_in} inputs; the schema takes {_count(schema.min_input, schema.max_input)}"
+    n_out = len(node.outputs)
+    if n_out > schema.max_output or n_out < schema.min_output:
+        return f"{where}: {n_out} outputs; the schema gives {_count(schema.min_output, schema.max_output)}"
+    for name, attr in node.attributes.items():
+        want = schema.attributes.get(name)
+        if want is None:
+            return f"{where}: attribute {name!r}, which the schema does not define"
+        if not attr.is_ref() and int(attr.type) != int(want.type.value):
+            return f"{where}: attribute {name!r} is {attr.type.name}; the schema says {want.type.name}"
+    for name, want in schema.attributes.items():
+        if want.required and name not in node.attributes:
+            return f"{where}: lacks the required attribute {name!r}"
+    return None
+
+
+@functools.cache
+def _schema(op_type: str, opset: int, domain: str) -> Any:
+    import onnx.defs
+
+    return onnx.defs.get_schema(op_type, opset, domain)
+
+
+def _count(low: int, high: int) -> str:
+    if low == high:
+        return str(low)
+    return f"at least {low}" if high >= 2**31 - 1 else f"{low} to {high}"

@@ -76,6 +76,9 @@ def cmd_info(args: argparse.Namespace) -> int:
     names = api.backends()
     if not names:
         _out("  (none installed)")
+    if getattr(args, "backend", None):
+        names = [args.backend]
+        api.get_backend(args.backend)  # an unknown name fails here, naming the installed ones
     for b in names:
         try:
             api.prepare(args.model, backend=b)
@@ -281,6 +284,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("info", help="opsets, op histogram, parameters, inputs/outputs, backend support")
     s.add_argument("model")
     s.add_argument("--groups", action="store_true", help="also list the size groups (channels that resize together)")
+    s.add_argument("--backend", help="ask only this backend (default: every installed backend; each one "
+                   "asked imports its framework)")
     s.set_defaults(func=cmd_info)
 
     s = sub.add_parser("prune", help="remove the lowest-L1 channels, keeping every size group aligned")

@@ -178,9 +178,11 @@ class AdaptContext:
         return new
 
 
-def adapt(model: ir.Model, registry: Registry) -> None:
-    """Rewrite every node into the newest form of its op (``node.meta[VERSION_KEY]``)."""
+def adapt(model: ir.Model, registry: Registry) -> bool:
+    """Rewrite every node into the newest form of its op (``node.meta[VERSION_KEY]``); whether
+    an adapter ran (the graph may need sorting again)."""
     local = {(f.domain, f.name) for f in model.functions.values()}
+    adapted = False
     for graph in list(iter_model_graphs(model)):
         actx = AdaptContext(model, graph)
         for node in list(graph):
@@ -202,6 +204,7 @@ def adapt(model: ir.Model, registry: Registry) -> None:
                         break
                     version = later[0]  # no form change between these versions
                     continue
+                adapted = True
                 try:
                     result = adapter.fn(current, actx)
                 except Exception as exc:
@@ -218,6 +221,7 @@ def adapt(model: ir.Model, registry: Registry) -> None:
                     continue
                 version = adapter.to_version
             current.meta[VERSION_KEY] = version
+    return adapted
 
 
 # -- attributes ---------------------------------------------------------------------------
@@ -373,6 +377,7 @@ def prepare(model: ir.Model, backend: str, registry: Registry, **options: Any) -
     if keep is None:  # the backend's default: torch keeps functions as reusable submodules
         be = registry.backends.get(backend)
         keep = be.keep_functions if be is not None else False
+    inlined = bool(model.functions)
     if model.functions:
         from onnx_ir.passes.common import InlinePass
 
@@ -384,9 +389,9 @@ def prepare(model: ir.Model, backend: str, registry: Registry, **options: Any) -
     share_initializers(model)
     if options.get("infer_shapes", True):
         infer_shapes(model, strict=options.get("strict", True))
-    adapt(model, registry)
-    for graph in iter_model_graphs(model):
-        graph.sort()
+    if adapt(model, registry) or inlined:  # validate() sorted the graphs; only a rewrite unsorts them
+        for graph in iter_model_graphs(model):
+            graph.sort()
     plan = ImportPlan(model, backend, registry, options)
     plan.check_supported()
     return plan

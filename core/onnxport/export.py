@@ -50,7 +50,7 @@ import numpy as np
 import onnx_ir as ir
 
 from . import progress
-from .build import Builder, check_opset
+from .build import Builder, array_tensor, attribute, check_opset, is_tensor
 from .errors import ConversionError
 
 #: The opset written when none is asked for, and the oldest one exporters support.
@@ -234,14 +234,14 @@ class DownContext:
 
     def op(self, op_type: str, *inputs: ir.Value | None, outputs: int = 1, **attributes: Any) -> Any:
         """A new node (inserted before the node being replaced); its output value(s)."""
-        attrs = {k: (list(v) if isinstance(v, tuple) else v) for k, v in attributes.items() if v is not None}
-        node = ir.Node("", op_type, list(inputs), attributes=ir.convenience.convert_attributes(attrs), num_outputs=outputs)
+        attrs = [attribute(k, v) for k, v in attributes.items() if v is not None]
+        node = ir.Node("", op_type, list(inputs), attributes=attrs, num_outputs=outputs)
         self._new.append(node)
         return node.outputs[0] if outputs == 1 else tuple(node.outputs)
 
     def const(self, value: Any, dtype: Any = None) -> ir.Value:
         arr = np.asarray(value, dtype=dtype)
-        tensor = ir.tensor(arr)
+        tensor = array_tensor(arr)
         out = self.op("Constant", value=tensor)
         out.const_value = tensor
         return out
@@ -381,8 +381,8 @@ class FunctionBody(Builder):
         self._names, self._node_names = set(), set()
 
     def initializer(self, name: str, tensor: Any, *, key: Any = None) -> ir.Value:
-        if not isinstance(tensor, ir.TensorProtocol):
-            tensor = ir.tensor(np.asarray(tensor), name=name)
+        if not is_tensor(tensor):
+            tensor = array_tensor(np.asarray(tensor), name=name)
         out = self.op("Constant", value=tensor)
         out.const_value, out.dtype, out.shape = tensor, tensor.dtype, ir.Shape(list(tensor.shape))
         return out

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import onnx_ir as ir
 
+from .build import array_tensor
 from .opfacts import NO_FOLD_OPS
 
 #: ops never folded: random, or with effects beyond their outputs (:mod:`onnxport.opfacts`), and
@@ -229,7 +230,7 @@ class _Folder:
             arr = np.asarray(arr)
             if out.dtype is not None and out.dtype.numpy() != arr.dtype:
                 arr = arr.astype(out.dtype.numpy())
-            tensor = ir.tensor(arr, name=out.name)
+            tensor = array_tensor(arr, name=out.name)
             if main:
                 new = ir.Value(name=None, type=ir.TensorType(tensor.dtype), shape=ir.Shape(list(arr.shape)),
                                const_value=tensor)

@@ -8,6 +8,11 @@ import primitives (:mod:`onnxport.layout`). A duplicate key raises
 op or version that ``onnx.defs`` does not define (custom domains are exempt), and, once every
 plugin has registered (:meth:`Registry.check_backends`), a primitive for a backend that no
 installed plugin provides.
+
+Discovery is lazy where a plugin asks for it: ``add_backend(name, "pkg.module:Class")`` builds the
+backend object, and ``discover(package, backend=name, lazy=True)`` imports the primitive modules,
+only when that backend is first used (a query about its primitives), so a command that uses one
+backend never imports the others' frameworks.
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ import dataclasses
 import functools
 import importlib
 import pkgutil
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from . import spec as _spec
@@ -231,11 +237,88 @@ def module_exporter(cls: type, *, when: Callable[..., bool] | None = None) -> Ca
     return mark
 
 
+class BackendTable(Mapping[str, Backend]):
+    """The registered backends by name; a backend added by reference is built on first lookup.
+
+    Names (``in``, iteration, ``len``) never build anything; ``table[name]`` builds the object once
+    (importing its framework) and checks it against the contract.
+    """
+
+    def __init__(self) -> None:
+        self._built: dict[str, Backend] = {}
+        self._factories: dict[str, Callable[[], Backend]] = {}
+        self._order: list[str] = []
+        self._lock = threading.RLock()
+
+    def add(self, name: str, backend: Backend | None = None, factory: Callable[[], Backend] | None = None) -> None:
+        if name in self._built or name in self._factories:
+            raise RegistryError(f"backend {name!r} is registered twice")
+        if backend is not None:
+            self._built[name] = backend
+        else:
+            assert factory is not None
+            self._factories[name] = factory
+        self._order.append(name)
+
+    def is_built(self, name: str) -> bool:
+        """Whether the backend object exists yet (its framework imported)."""
+        return name in self._built
+
+    def __getitem__(self, name: str) -> Backend:
+        if name in self._built:
+            return self._built[name]
+        if name not in self._factories:
+            raise KeyError(name)
+        with self._lock:
+            if name not in self._built:
+                backend = self._factories[name]()
+                wrong = problems(backend, name)
+                if wrong:
+                    cls = f"{type(backend).__module__}.{type(backend).__qualname__}"
+                    raise RegistryError(f"backend {cls} does not meet the backend contract: " + "; ".join(wrong))
+                self._built[name] = backend
+                del self._factories[name]
+        return self._built[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._built or name in self._factories
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._order))
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __repr__(self) -> str:
+        return f"BackendTable({', '.join(f'{n}' + ('' if n in self._built else ' (not loaded)') for n in self._order)})"
+
+
+def _reference(ref: str) -> Callable[[], Backend]:
+    """``"pkg.module:Class"`` -> a factory that imports the module and calls the class."""
+    module, _, attr = ref.partition(":")
+    if not module or not attr:
+        raise RegistryError(f"backend reference {ref!r}: write it as 'package.module:Class'")
+
+    def build() -> Backend:
+        try:
+            obj = getattr(importlib.import_module(module), attr)
+        except Exception as exc:
+            raise PluginError(f"cannot load backend {ref!r}: {type(exc).__name__}: {exc}") from exc
+        return obj()
+
+    return build
+
+
 class Registry:
     """Everything the plugins registered. Built once per process by :func:`onnxport.registry`."""
 
     def __init__(self) -> None:
-        self.backends: dict[str, Backend] = {}
+        self.backends = BackendTable()
+        #: primitive packages registered with ``discover(..., lazy=True)``, not imported yet
+        self._pending: dict[str, list[str]] = {}
+        self._load_lock = threading.RLock()
+        #: find_import answers: (backend, domain, op_type, version) -> primitive (cleared on add_import)
+        self._found: dict[tuple[str, str, str, int], ImportPrimitive | None] = {}
         self._imports: dict[str, dict[tuple[str, str, int], ImportPrimitive]] = {}
         self._exports: dict[str, dict[str, ExportPrimitive]] = {}
         self._adapters: dict[tuple[str, str, int], Adapter] = {}
@@ -246,16 +329,25 @@ class Registry:
         self.plugins: list[str] = []
 
     # -- registration --------------------------------------------------------------------
-    def add_backend(self, backend: Backend) -> None:
-        """Add a backend object; it must meet the contract (:mod:`onnxport.backend`)."""
+    def add_backend(self, backend: Backend | str, factory: str | Callable[[], Backend] | None = None) -> None:
+        """Add a backend object; it must meet the contract (:mod:`onnxport.backend`).
+
+        ``add_backend("torch", "onnxport_torch.importer:TorchBackend")`` (a name and a
+        ``module:Class`` reference or a factory) adds it by reference: the object is built, and
+        checked against the contract, when the backend is first looked up.
+        """
+        if isinstance(backend, str):
+            if factory is None:
+                raise RegistryError(f"backend {backend!r} is added by name without a factory or 'module:Class' reference")
+            if not backend.isidentifier():
+                raise RegistryError(f"backend name {backend!r} must be an identifier")
+            self.backends.add(backend, factory=_reference(factory) if isinstance(factory, str) else factory)
+            return
         wrong = problems(backend)
         if wrong:
             cls = f"{type(backend).__module__}.{type(backend).__qualname__}"
             raise RegistryError(f"backend {cls} does not meet the backend contract: " + "; ".join(wrong))
-        name = backend.name
-        if name in self.backends:
-            raise RegistryError(f"backend {name!r} is registered twice")
-        self.backends[name] = backend
+        self.backends.add(backend.name, backend)
 
     def add_import(
         self,
@@ -279,6 +371,7 @@ class Registry:
             )
         _check_defined(op_type, since, domain, fn)
         table[key] = ImportPrimitive(backend, domain, op_type, since, fn, builder, _source(fn), tuple(cases))
+        self._found.clear()
 
     def add_layout_variant(self, backend: str, op_type: str, fn: Callable, *, since: int,
                            domain: str = "", form: str = "") -> None:
@@ -299,6 +392,7 @@ class Registry:
 
     def layout_variants(self, backend: str, primitive: ImportPrimitive) -> dict[str, Callable[..., Any]]:
         """The channels-last variants registered for ``primitive`` in ``backend``, by form."""
+        self.load(backend)
         table = self._layouts.get(backend, {})
         return {form: table[(*primitive.key, form)].fn for form in FORMS if (*primitive.key, form) in table}
 
@@ -374,6 +468,9 @@ class Registry:
         for backend, table in tables:
             if backend not in self.backends and table:
                 stray.setdefault(backend, set()).update(_package(p.fn) for p in table.values())
+        for backend, packages in self._pending.items():
+            if backend not in self.backends and packages:
+                stray.setdefault(backend, set()).update(p.split(".")[0] for p in packages)
         if stray:
             installed = ", ".join(sorted(self.backends)) or "none"
             lines = [f"  {b!r} (plugin package {', '.join(sorted(pkgs))})" for b, pkgs in sorted(stray.items())]
@@ -400,12 +497,16 @@ class Registry:
         """The expected failures plugins declared for ``backend``: key -> (reason, source)."""
         return dict(self._expected.get(backend, {}))
 
-    def discover(self, package: str, *, backend: str) -> int:
+    def discover(self, package: str, *, backend: str, lazy: bool = False) -> int:
         """Import every module under ``package`` and register the primitives marked in them.
 
         Import errors propagate as :class:`PluginError` naming the module. Returns the number
-        of primitives registered.
+        of primitives registered. With ``lazy=True`` nothing is imported now (0 is returned):
+        the package is discovered when ``backend``'s primitives are first asked for.
         """
+        if lazy:
+            self._pending.setdefault(backend, []).append(package)
+            return 0
         try:
             pkg = importlib.import_module(package)
         except Exception as exc:
@@ -445,9 +546,26 @@ class Registry:
                     count += 1
         return count
 
+    def load(self, backend: str | None = None) -> None:
+        """Discover the lazily registered primitive packages of ``backend`` (of every backend: None)."""
+        names = [backend] if backend is not None else list(self._pending)
+        if not any(self._pending.get(b) for b in names):
+            return
+        with self._load_lock:
+            for b in names:
+                while self._pending.get(b):
+                    package = self._pending[b][0]
+                    self.discover(package, backend=b)
+                    self._pending[b].pop(0)
+
+    def is_loaded(self, backend: str) -> bool:
+        """Whether every primitive package of ``backend`` has been imported."""
+        return not self._pending.get(backend)
+
     # -- queries -------------------------------------------------------------------------
     def imports(self, backend: str | None = None) -> list[ImportPrimitive]:
         """Registered import primitives (of one backend, or all), sorted by op."""
+        self.load(backend)
         tables = [self._imports.get(backend, {})] if backend else list(self._imports.values())
         return sorted(
             (p for t in tables for p in t.values()),
@@ -456,30 +574,39 @@ class Registry:
 
     def exports(self, backend: str | None = None) -> list[ExportPrimitive]:
         """Registered export primitives (of one backend, or all), sorted by target."""
+        self.load(backend)
         tables = [self._exports.get(backend, {})] if backend else list(self._exports.values())
         return sorted((p for t in tables for p in t.values()), key=lambda p: (p.backend, p.target))
 
     def module_exports(self, backend: str) -> list[ModuleExportPrimitive]:
         """Registered module export primitives of one backend, sorted by class."""
+        self.load(backend)
         return sorted(self._modules.get(backend, {}).values(), key=lambda p: p.key)
 
     def find_module_export(self, backend: str, cls: type) -> ModuleExportPrimitive | None:
         """The module export primitive for modules of exactly class ``cls``."""
+        self.load(backend)
         return self._modules.get(backend, {}).get(_class_key(cls))
 
     def find_export(self, backend: str, target: str) -> ExportPrimitive | None:
+        self.load(backend)
         return self._exports.get(backend, {}).get(target)
 
     def find_import(
         self, backend: str, domain: str, op_type: str, version: int
     ) -> ImportPrimitive | None:
         """The primitive with the greatest ``since`` not above ``version``."""
+        self.load(backend)
+        key = (backend, domain, op_type, version)
+        if key in self._found:
+            return self._found[key]
         table = self._imports.get(backend, {})
         best: ImportPrimitive | None = None
         for (d, op, since), prim in table.items():
             if d == domain and op == op_type and since <= version:
                 if best is None or since > best.since:
                     best = prim
+        self._found[key] = best
         return best
 
     def adapter(self, domain: str, op_type: str, from_version: int) -> Adapter | None:
@@ -495,6 +622,7 @@ class Registry:
         return sorted(self._adapters.values(), key=lambda a: (a.domain, a.op_type, a.from_version))
 
     def backends_supporting(self, domain: str, op_type: str, version: int) -> list[str]:
+        self.load()
         return sorted(b for b in self._imports if self.find_import(b, domain, op_type, version))
 
 

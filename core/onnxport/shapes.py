@@ -100,11 +100,22 @@ def _merge(model: ir.Model, inferred: onnx.ModelProto) -> None:
             v = values.get(vi.name)
             if v is None or not vi.type.HasField("tensor_type"):
                 continue
-            got = ir.serde.deserialize_value_info_proto(vi, None)
-            if got.shape is not None and got.shape != v.shape:
-                v.shape = got.shape
-            if got.dtype is not None and got.dtype != v.dtype:
-                v.dtype = got.dtype
+            # read the tensor type straight from the proto: deserializing a whole value per
+            # value_info costs most of the import of a long graph; most values are unchanged
+            tt = vi.type.tensor_type
+            if tt.HasField("shape"):
+                dims = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
+                             for d in tt.shape.dim)
+                if v.shape is None or _dims(v.shape) != dims:
+                    v.shape = ir.Shape(dims)
+            if tt.elem_type:
+                dtype = ir.DataType(tt.elem_type)
+                if dtype != v.dtype:
+                    v.dtype = dtype
+
+
+def _dims(shape: ir.Shape) -> tuple[int | str | None, ...]:
+    return tuple(d if isinstance(d, int) else d.value for d in shape)
 
 
 def _forget_declared(model: ir.Model, proto: onnx.ModelProto) -> None:

@@ -132,17 +132,18 @@ def has_spec(op_type: str, opset: int, domain: str = "") -> bool:
 
 
 @functools.cache
+def _version_index() -> dict[tuple[str, str], tuple[int, ...]]:
+    """(domain, op_type) -> every since_version, oldest first: one pass over ``onnx.defs``
+    (reading every schema costs tens of milliseconds; it is done once per process)."""
+    found: dict[tuple[str, str], set[int]] = {}
+    for s in onnx.defs.get_all_schemas_with_history():
+        found.setdefault((s.domain, s.name), set()).add(s.since_version)
+    return {k: tuple(sorted(v)) for k, v in found.items()}
+
+
 def versions(op_type: str, domain: str = "") -> tuple[int, ...]:
     """Every since_version of an op, oldest first."""
-    domain = normalize_domain(domain)
-    found = sorted(
-        {
-            s.since_version
-            for s in onnx.defs.get_all_schemas_with_history()
-            if s.name == op_type and s.domain == domain
-        }
-    )
-    return tuple(found)
+    return _version_index().get((normalize_domain(domain), op_type), ())
 
 
 def latest_version(op_type: str, domain: str = "") -> int:
@@ -158,10 +159,7 @@ def latest_opset(domain: str = "") -> int:
     domain = normalize_domain(domain)
     if domain == "":
         return onnx.defs.onnx_opset_version()
-    return max(
-        (s.since_version for s in onnx.defs.get_all_schemas_with_history() if s.domain == domain),
-        default=1,
-    )
+    return max((v[-1] for (d, _), v in _version_index().items() if d == domain), default=1)
 
 
 @functools.cache

@@ -36,6 +36,15 @@ def test_info(capsys, mlp_path) -> None:
     assert "torch: imports every op" in out
 
 
+def test_info_asks_only_the_named_backend(capsys, mlp_path) -> None:
+    code, out, _ = run(capsys, "info", mlp_path, "--backend", "torch")
+    assert code == 0
+    backends = out.split("backends:")[1].strip().splitlines()
+    assert backends == ["torch: imports every op"]
+    code, _, err = run(capsys, "info", mlp_path, "--backend", "nope")
+    assert code != 0 and "'nope' is not installed" in err
+
+
 def test_info_names_ops_a_backend_lacks(capsys, tmp_path) -> None:
     from onnx import helper
 

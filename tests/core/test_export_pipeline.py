@@ -12,6 +12,7 @@ import onnxruntime as ort
 import pytest
 
 import onnxport
+from onnxport import build
 from onnxport import export as ex
 from onnxport.build import Builder
 from onnxport.errors import ConversionError, RegistryError
@@ -82,14 +83,41 @@ def test_check_opset_names_missing_ops():
         ex.finish(g.model(), ex.ExportOptions(opset=13), backend="mine")
 
 
+def test_check_opset_checks_each_nodes_form_against_the_target_schema():
+    """An op that exists at the target opset in another form (a missing down-adapter) is refused,
+    naming the node and what does not fit; a node that fits passes."""
+    def one(opset: int, op: str, n_inputs: int = 1, **attrs) -> ir.Model:
+        g = Builder(opset, name="m")
+        x = g.input("x", ir.DataType.FLOAT, [2, 3])
+        extra = [g.const(np.asarray([1], dtype=np.int64))] * (n_inputs - 1)
+        g.output(g.op(op, x, *extra, **attrs))
+        model = g.model()
+        next(n for n in model.graph if n.op_type == op).name = "the_node"
+        return model
+
+    build.check_opset(one(18, "ReduceMean", 2, keepdims=0))  # 18: axes is an input
+    build.check_opset(one(13, "ReduceMean", 1, axes=[1]))  # 13: axes is an attribute
+    with pytest.raises(ConversionError, match=r"'the_node' \(ReduceMean, schema ReduceMean-13 at opset 13\): 2 inputs"):
+        build.check_opset(one(13, "ReduceMean", 2))
+    with pytest.raises(ConversionError, match=r"'the_node'.*attribute 'axes', which the schema does not define"):
+        build.check_opset(one(18, "ReduceMean", 1, axes=[1]))
+    with pytest.raises(ConversionError, match=r"'the_node'.*attribute 'axes' is INT; the schema says INTS"):
+        build.check_opset(one(13, "ReduceMean", 1, axes=1))
+    with pytest.raises(ConversionError, match=r"'the_node'.*lacks the required attribute 'to'"):
+        build.check_opset(one(13, "Cast"))
+    with pytest.raises(ConversionError, match=r"'the_node'.*1 inputs; the schema takes 2"):
+        build.check_opset(one(13, "Mod"))
+
+
 def test_down_adapters_come_from_the_registry():
     reg = onnxport.registry()
     assert {r.op_type for r in reg.down_adapters()} >= {"ReduceMean", "LayerNormalization", "Gelu"}
     empty = Registry()
     model, _ = _reduce_model(13)
-    ex.finish(model, ex.ExportOptions(opset=13, optimize=True), backend="mine", registry=empty)
+    with pytest.raises(ConversionError, match=r"ReduceMean.*ReduceMean-13 at opset 13\): 2 inputs; the schema takes 1"):
+        ex.finish(model, ex.ExportOptions(opset=13, optimize=True), backend="mine", registry=empty)
     mean = next(n for n in model.graph if n.op_type == "ReduceMean")
-    assert len(mean.inputs) == 2, "an empty registry has no down-adapter: the node stays as built"
+    assert len(mean.inputs) == 2, "an empty registry has no down-adapter: the node stays as built (and is refused)"
     assert ex.downgrade(model, reg) == 1
     mean = next(n for n in model.graph if n.op_type == "ReduceMean")
     assert len(mean.inputs) == 1 and list(mean.attributes["axes"].value) == [1]

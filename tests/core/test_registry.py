@@ -152,3 +152,78 @@ def test_importer_marker_is_inert_until_discovered():
 
     assert relu(None, 3) == 3
     assert callable(relu.module_builder)
+
+
+def test_lazy_discovery_imports_a_backends_primitives_on_first_use(tmp_path, monkeypatch):
+    pkg = tmp_path / "lazyops"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "relu.py").write_text(
+        "from onnxport import importer\n@importer('Relu', since=14)\ndef f(ctx, x):\n    return x\n"
+    )
+    (tmp_path / "lazybe.py").write_text(
+        "from onnxport.backend import Backend\n"
+        "class LazyBackend(Backend):\n    name = 'lazy'\n"
+        "    def import_model(self, plan, **options):\n        return plan\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for m in [m for m in sys.modules if m.startswith(("lazyops", "lazybe"))]:
+        sys.modules.pop(m)
+    reg = Registry()
+    reg.add_backend("lazy", "lazybe:LazyBackend")
+    assert reg.discover("lazyops", backend="lazy", lazy=True) == 0
+    reg.check_backends()
+    assert "lazy" in reg.backends and list(reg.backends) == ["lazy"]
+    assert "lazyops.relu" not in sys.modules and "lazybe" not in sys.modules
+    assert not reg.is_loaded("lazy") and not reg.backends.is_built("lazy")
+    assert reg.find_import("lazy", "", "Relu", 14).source == "lazyops.relu.f"
+    assert reg.is_loaded("lazy") and "lazyops.relu" in sys.modules
+    assert "lazybe" not in sys.modules  # primitives and the backend object load separately
+    assert reg.backends["lazy"].name == "lazy" and reg.backends.is_built("lazy")
+
+
+def test_lazy_discovery_stays_loud(tmp_path, monkeypatch):
+    pkg = tmp_path / "lazybroken"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "bad.py").write_text("import not_a_real_module_xyz\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    reg = Registry()
+    reg.discover("lazybroken", backend="ghost", lazy=True)
+    with pytest.raises(RegistryError, match="'ghost' .*lazybroken"):
+        reg.check_backends()  # a backend no plugin adds: refused without importing anything
+    reg.add_backend("ghost", "lazybroken.nothere:Ghost")
+    with pytest.raises(PluginError, match="lazybroken.bad"):
+        reg.imports("ghost")
+    with pytest.raises(PluginError, match="lazybroken.nothere:Ghost"):
+        reg.backends["ghost"]
+    reg.add_backend("dup", lambda: object())
+    with pytest.raises(RegistryError, match="backend contract"):
+        reg.backends["dup"]
+    with pytest.raises(RegistryError, match="registered twice"):
+        reg.add_backend("dup", lambda: object())
+
+
+def test_first_registry_use_imports_no_framework():
+    """``onnxport.registry()`` names the installed backends without importing a framework or a
+    primitive module; using one backend imports that backend's primitives only."""
+    import subprocess
+
+    code = (
+        "import sys, onnxport\n"
+        "reg = onnxport.registry(); names = onnxport.backends()\n"
+        "heavy = [m for m in sys.modules if m.split('.')[0] in ('torch', 'jax', 'tensorflow', 'keras')"
+        " or '.ops.' in m]\n"
+        "assert not heavy, heavy[:10]\n"
+        "if 'torch' in names:\n"
+        "    assert reg.find_import('torch', '', 'Relu', 14) is not None\n"
+        "    assert 'onnxport_torch.ops.import_.activation' in sys.modules\n"
+        "    others = [m for m in sys.modules if m.split('.')[0] in ('jax', 'tensorflow')"
+        " or m.startswith(('onnxport_jax.ops', 'onnxport_tensorflow.ops', 'onnxport_jax.importer',"
+        " 'onnxport_tensorflow.importer'))]\n"
+        "    assert not others, others[:10]\n"
+        "print('ok', names)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.startswith("ok")

@@ -7,10 +7,9 @@ from onnxport import hookimpl
 
 @hookimpl
 def onnxport_register(registrar) -> None:
-    from .importer import JaxBackend
-
-    registrar.add_backend(JaxBackend())
-    registrar.discover("onnxport_jax.ops", backend="jax")
+    # by reference: the framework and the primitives are imported when the backend is first used
+    registrar.add_backend("jax", "onnxport_jax.importer:JaxBackend")
+    registrar.discover("onnxport_jax.ops", backend="jax", lazy=True)
 
 
 @hookimpl

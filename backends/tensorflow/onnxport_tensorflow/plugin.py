@@ -9,10 +9,9 @@ from onnxport import hookimpl
 
 @hookimpl
 def onnxport_register(registrar) -> None:
-    from .importer import TensorflowBackend
-
-    registrar.add_backend(TensorflowBackend())
-    registrar.discover("onnxport_tensorflow.ops", backend="tensorflow")
+    # by reference: the framework and the primitives are imported when the backend is first used
+    registrar.add_backend("tensorflow", "onnxport_tensorflow.importer:TensorflowBackend")
+    registrar.discover("onnxport_tensorflow.ops", backend="tensorflow", lazy=True)
 
 
 @hookimpl

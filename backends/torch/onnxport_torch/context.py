@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import onnx_ir as ir
@@ -13,8 +13,17 @@ from onnxport.errors import ConversionError
 
 from . import dtypes
 
-if TYPE_CHECKING:
-    from .importer import _GraphBuilder
+
+class ImportFacts(Protocol):
+    """What a node context asks the graph builder at import time (``import_graph.GraphBuilder``)."""
+
+    def is_trainable(self, v: ir.Value) -> bool: ...
+
+    def static_value(self, v: ir.Value) -> torch.Tensor | None: ...
+
+    def is_weight(self, v: ir.Value) -> bool: ...
+
+    def weight(self, v: ir.Value, register: bool = True) -> torch.Tensor: ...
 
 
 class Mode(_core.Mode):
@@ -35,7 +44,7 @@ class NodeContext(_core.NodeContext):
     ``param`` are for module builders, which run once at import time.
     """
 
-    def __init__(self, builder: _GraphBuilder, node: ir.Node, opset: int, version: int, mode: Mode):
+    def __init__(self, builder: ImportFacts, node: ir.Node, opset: int, version: int, mode: Mode):
         consts: dict[int, np.ndarray] = {}
         for i, v in enumerate(node.inputs):
             if v is not None and not builder.is_trainable(v):
@@ -43,7 +52,7 @@ class NodeContext(_core.NodeContext):
                 if t is not None:
                     consts[i] = dtypes.to_numpy(t, v.dtype)
         super().__init__(node, opset, version, consts)
-        self._builder: _GraphBuilder | None = builder
+        self._builder: ImportFacts | None = builder
         self._inputs = list(node.inputs)
         self._mode = mode
 
@@ -85,7 +94,7 @@ class NodeContext(_core.NodeContext):
         v = self._inputs[i] if i < len(self._inputs) else None
         return v.name if v is not None else None
 
-    def _live(self) -> _GraphBuilder:
+    def _live(self) -> ImportFacts:
         if self._builder is None:
             raise self.error("import-time facts asked for after the import finished")
         return self._builder

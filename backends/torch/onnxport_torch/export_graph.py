@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import onnx_ir as ir
 import torch
@@ -15,8 +15,11 @@ from onnxport.errors import ConversionError
 
 from . import dtypes
 
-if TYPE_CHECKING:
-    from .export_walk import Converter
+
+class GraphRunner(Protocol):
+    """What converts an FX subgraph into a builder (``export_walk.Converter``)."""
+
+    def run_graph(self, g: TorchGraph, gm: torch.fx.GraphModule, operands: list[Any]) -> None: ...
 
 
 def target_name(target: Any) -> str:
@@ -86,7 +89,7 @@ class TorchGraph(Builder):
     helpers ``rank``/``axis``/``dim_size``/``scalar``) plus what the traced FX node says."""
 
     def __init__(self, opset: int, *, name: str = "main_graph", parent: TorchGraph | None = None,
-                 converter: Converter | None = None):
+                 converter: GraphRunner | None = None):
         super().__init__(opset, name=name, parent=parent)
         self.converter = converter if converter is not None else (parent.converter if parent else None)
         #: the FX node being converted

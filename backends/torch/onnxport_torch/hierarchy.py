@@ -31,7 +31,8 @@ from onnxport.errors import ConversionError
 from onnxport.export import CLASS_HIERARCHY_KEY, NAME_SCOPES_KEY
 
 if TYPE_CHECKING:
-    from .importer import OnnxModule, _State
+    from .import_graph import ImportState
+    from .module import OnnxModule
 
 SCOPES_KEY = NAME_SCOPES_KEY
 CLASSES_KEY = CLASS_HIERARCHY_KEY
@@ -170,6 +171,7 @@ class _Tree:
     def __init__(self) -> None:
         self.leaves: dict[str, Any] = {}
         self.scopes: set[str] = set()
+        self._next: dict[str, int] = {}  # base -> the next suffix to try (many claims of one base stay linear)
 
     def _free(self, path: str) -> bool:
         if path in self.leaves or path in self.scopes:
@@ -178,10 +180,12 @@ class _Tree:
         return not any(".".join(parts[:i]) in self.leaves for i in range(1, len(parts)))
 
     def claim(self, path: str, obj: Any) -> str:
-        base, k = path, 1
+        base, k = path, self._next.get(path, 1)
         while not self._free(path):
             path = f"{base}_{k}"
             k += 1
+        if path != base:
+            self._next[base] = k
         self.leaves[path] = obj
         parts = path.split(".")
         self.scopes.update(".".join(parts[:i]) for i in range(1, len(parts)))
@@ -207,7 +211,7 @@ def _common_scope(fx_nodes: list[fx.Node]) -> tuple[str, list[tuple[str, str | N
     return (common[-1][0] if common else ""), common
 
 
-def restore(module: OnnxModule, state: _State) -> None:
+def restore(module: OnnxModule, state: ImportState) -> None:
     """Move the layers and weights of ``module`` to the paths of the exporting model's modules.
 
     Retargets the fx graph, rebuilds the module tree with :class:`Scope` levels, and updates
@@ -341,9 +345,13 @@ def restore(module: OnnxModule, state: _State) -> None:
             parent.register_parameter(last, obj)
         else:
             parent.register_buffer(last, obj, persistent=persistent.get(id(obj), True))
+    moved = False
     for n in modules + attrs:
-        n.target = placed[str(n.target)]
-    module.recompile()
+        if n.target != placed[str(n.target)]:
+            n.target = placed[str(n.target)]
+            moved = True
+    if moved:
+        module.recompile()  # the code names the new paths (unchanged code needs no new compile)
 
     # initializer name -> state_dict key, read from where each tensor now lives
     where: dict[int, str] = {}

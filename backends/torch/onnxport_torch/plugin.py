@@ -9,10 +9,9 @@ from onnxport import hookimpl
 
 @hookimpl
 def onnxport_register(registrar) -> None:
-    from .importer import TorchBackend
-
-    registrar.add_backend(TorchBackend())
-    registrar.discover("onnxport_torch.ops", backend="torch")
+    # by reference: the framework and the primitives are imported when the backend is first used
+    registrar.add_backend("torch", "onnxport_torch.importer:TorchBackend")
+    registrar.discover("onnxport_torch.ops", backend="torch", lazy=True)
 
 
 @hookimpl

@@ -15,6 +15,8 @@ from torch import nn
 from onnxport.errors import ModelError
 from onnxport.surgery.blocks import Block, Branches, Step, residual_body
 
+from .sequential import OnnxSequential, step_module
+
 
 class Residual(nn.Module):
     """``join(body(x), shortcut(x))`` (operands in the ONNX node's order); ``shortcut`` may be ``nn.Identity``."""
@@ -61,8 +63,6 @@ def _groups(graph: fx.Graph) -> dict[str, list[fx.Node]]:
 
 def nested_sequential(full: nn.Module, structure: Block) -> nn.Sequential:
     """The imported module ``full`` cut along ``structure`` into nested sequential containers."""
-    from .sequential import OnnxSequential, _step
-
     graph = full.graph
     groups = _groups(graph)
     (placeholder,) = [n for n in graph.nodes if n.op == "placeholder"]
@@ -96,7 +96,7 @@ def nested_sequential(full: nn.Module, structure: Block) -> nn.Sequential:
                 ms, result = members(item.node)
                 if outer(ms) != [x]:
                     raise ModelError(f"node {item.node.name!r} reads values besides its chain value")
-                steps.append(_step(full, ms, x, result))
+                steps.append(step_module(full, ms, x, result))
                 x = result
                 continue
             module, x = _block(item, x)

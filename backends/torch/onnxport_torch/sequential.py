@@ -17,22 +17,11 @@ from typing import Any
 import torch.fx as fx
 from torch import nn
 
-from onnxport.driver import ImportPlan
 from onnxport.errors import ModelError
 
 
-def to_sequential(plan: ImportPlan, **options: Any) -> nn.Sequential:
-    """Build an ``nn.Sequential`` for a prepared model (see ``onnxport.to_sequential``)."""
-    from onnxport.surgery.blocks import block_structure, is_linear
-
-    from .importer import import_plan
-
-    structure = block_structure(plan.model)
-    full = import_plan(plan, **options)
-    if not is_linear(structure):
-        from .residual import nested_sequential
-
-        return nested_sequential(full, structure)
+def flat_sequential(full: nn.Module) -> nn.Sequential:
+    """The imported module ``full`` of a linear graph as a flat ``nn.Sequential`` (one step per node)."""
     graph = full.graph
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
     if len(placeholders) != 1:
@@ -73,7 +62,7 @@ def to_sequential(plan: ImportPlan, **options: Any) -> nn.Sequential:
         leaving = [m for m in members if any(u not in inside for u in m.users)]
         if len(leaving) != 1:
             raise ModelError(f"node {label!r} hands {len(leaving)} values on: the graph is not linear")
-        steps.append(_step(full, members, chain, leaving[0]))
+        steps.append(step_module(full, members, chain, leaving[0]))
         chain = leaving[0]
     if output.args[0] is not chain:
         raise ModelError("the graph's output is not the end of the chain: the graph is not linear")
@@ -96,7 +85,7 @@ class OnnxSequential(nn.Sequential):
         return self
 
 
-def _step(full: nn.Module, members: list[fx.Node], chain: fx.Node, result: fx.Node) -> nn.Module:
+def step_module(full: nn.Module, members: list[fx.Node], chain: fx.Node, result: fx.Node) -> nn.Module:
     """One ONNX node's fx nodes as a module of its own (or the native layer it calls)."""
     if len(members) == 1 and members[0].op == "call_module" and members[0].args == (chain,) and not members[0].kwargs:
         return full.get_submodule(str(members[0].target))
@@ -119,4 +108,4 @@ def _step(full: nn.Module, members: list[fx.Node], chain: fx.Node, result: fx.No
     return fx.GraphModule(full, g, class_name=name)
 
 
-__all__ = ["OnnxSequential", "to_sequential"]
+__all__ = ["OnnxSequential", "flat_sequential", "step_module"]
