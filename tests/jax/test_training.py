@@ -127,6 +127,8 @@ def _per_channel(v: np.ndarray) -> np.ndarray:
 def test_batchnorm_follows_train_and_eval() -> None:
     proto, w = _bn_model()
     model = onnxport.import_model(proto, backend="jax")
+    # the running statistics are state, apart from the trainable params
+    assert set(model.params) == {"scale", "bias"} and set(model.state) == {"mean", "var"}
     x = (np.random.default_rng(1).standard_normal((8, 3, 4, 4)) * 3 + 2).astype(np.float32)
     running = (x - _per_channel(w["mean"])) / np.sqrt(_per_channel(w["var"]) + 1e-5)
     eval_ref = running * _per_channel(w["scale"]) + _per_channel(w["bias"])
@@ -146,7 +148,7 @@ def test_batchnorm_follows_train_and_eval() -> None:
     np.testing.assert_allclose(np.asarray(updates["mean"]), 0.9 * w["mean"] + 0.1 * bm, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(np.asarray(updates["var"]), 0.9 * w["var"] + 0.1 * bv, rtol=1e-5, atol=1e-5)
     model(x)
-    np.testing.assert_allclose(np.asarray(model.params["mean"]), np.asarray(updates["mean"]), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(model.state["mean"]), np.asarray(updates["mean"]), rtol=1e-6)
     model.eval()
     _, none = f(model.params, x, return_updates=True)
     assert none == {}

@@ -16,7 +16,7 @@ import onnx_ir as ir
 import tensorflow as tf
 
 from onnxport.backend import Backend
-from onnxport.driver import NO_FOLD_OPS, RANDOM_OPS, ImportPlan, is_weight_use, iter_graphs
+from onnxport.driver import NO_FOLD_OPS, RANDOM_OPS, ImportPlan, is_statistics, is_weight_use, iter_graphs
 from onnxport.errors import ConversionError, InputError, OnnxportError
 from onnxport.inputs import bind_inputs, check_shape
 
@@ -243,7 +243,8 @@ class TfModel(tf.Module):
     ``tf.function`` with an input signature read from the graph inputs (symbolic dims are
     ``None``): one output comes back as a tensor, several as a tuple. :attr:`weights` maps
     initializer names to variables: trainable float weights (a shared initializer is one
-    variable) and large non-trainable constants. ``tf.saved_model.save(model, path)`` writes a
+    variable), non-trainable running statistics (BatchNormalization's mean and variance, which
+    training mode updates) and large non-trainable constants. ``tf.saved_model.save(model, path)`` writes a
     SavedModel whose loaded object is called the same way (positionally).
     """
 
@@ -428,6 +429,8 @@ class _Builder:
         self.mode = Mode()
         self.static: dict[ir.Value, Any] = {}
         self.params: dict[str, np.ndarray] = {}
+        #: non-trainable initializers that training updates (running statistics): variables too
+        self.state: dict[str, np.ndarray] = {}
         self.param_values: dict[str, ir.Value] = {}
         self.param_key_of: dict[ir.Value, str] = {}
         self.trainable_mode = options.get("trainable", "auto")
@@ -443,11 +446,12 @@ class _Builder:
                     arr = dtypes.array_from_ir(v.const_value)
                 except OnnxportError as exc:
                     raise ConversionError(f"initializer {v.name!r}: {exc}") from exc
-                if self._is_param(v, arr):
-                    key = v.name or f"param_{len(self.params)}"
+                state = self._is_state(v, arr)
+                if state or self._is_param(v, arr):
+                    key = v.name or f"param_{len(self.param_values)}"
                     self.param_values[key] = v
                     self.param_key_of[v] = key
-                    self.params[key] = arr
+                    (self.state if state else self.params)[key] = arr
                 else:
                     self.static[v] = arr
 
@@ -461,6 +465,11 @@ class _Builder:
         if self.trainable_mode == "all":
             return True
         return arr.ndim >= 1 and is_weight_use(v)
+
+    def _is_state(self, v: ir.Value, arr: np.ndarray) -> bool:
+        """Running statistics: no weight, but training updates them (``trainable="auto"`` only)."""
+        return (self.trainable_mode == "auto" and arr.dtype.kind == "f" and arr.ndim >= 1
+                and not is_weight_use(v) and is_statistics(v))
 
     def compile(self, graph: ir.Graph) -> Program:
         steps = []
@@ -584,6 +593,9 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
     var_values: dict[str, ir.Value] = {}
     for key, arr in builder.params.items():
         variables[key] = tf.Variable(arr, trainable=True, name=_var_name(key))
+        var_values[key] = builder.param_values[key]
+    for key, arr in builder.state.items():  # running statistics: updated in training, not trained
+        variables[key] = tf.Variable(arr, trainable=False, name=_var_name(key))
         var_values[key] = builder.param_values[key]
     for key, v in hoisted.items():
         variables[key] = tf.Variable(builder.static.pop(v), trainable=False, name=_var_name(key))

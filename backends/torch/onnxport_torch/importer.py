@@ -27,7 +27,7 @@ from .exporter import ExportSupport
 
 #: running statistics are buffers in torch (BatchNorm updates them itself), never Parameters
 #: inputs that never become trainable Parameters: settings and running statistics (buffers)
-_SETTING_INPUTS = SETTING_INPUTS | STATISTICS_INPUTS
+_SETTING_INPUTS = SETTING_INPUTS | STATISTICS_INPUTS  # = driver.NOT_WEIGHT_INPUTS
 _FOLD_LIMIT = 1 << 26  # elements; larger folded constants stay runtime computations
 _MAX_OUTPUT_BYTES = 1 << 40  # an output past this (an expanded view) cannot become a numpy array
 _MODULE_ATTRS = set(dir(nn.Module)) | set(vars(nn.Module())) | {"graph", "code", "meta", "forward", "self"}
