@@ -24,8 +24,6 @@ CHECKS = ("build", "export", "checker", "import", "outputs", "param_count", "gra
 
 #: (source framework, model) -> why that source cannot provide the model; reviewed, not skipped silently
 NOT_EXPORTABLE: dict[tuple[str, str], str] = {
-    ("torch", "control_flow"): "the torch exporter maps torch.cond to If but has no Loop mapping for "
-                               "torch._higher_order_ops.while_loop yet (UnsupportedOpError)",
     ("tensorflow", "control_flow"): "not yet written: the TensorFlow builder of the control-flow model (the "
                                     "exporter maps StatelessIf/StatelessWhile; its own tests cover them)",
 }
