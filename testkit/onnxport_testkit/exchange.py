@@ -24,16 +24,11 @@ CHECKS = ("build", "export", "checker", "import", "outputs", "param_count", "gra
 
 #: (source framework, model) -> why that source cannot provide the model; reviewed, not skipped silently
 NOT_EXPORTABLE: dict[tuple[str, str], str] = {
-    ("tensorflow", "control_flow"): "not yet written: the TensorFlow builder of the control-flow model (the "
-                                    "exporter maps StatelessIf/StatelessWhile; its own tests cover them)",
 }
 
 #: (source or "*", target, model, check) -> why that check of that pair fails today; reviewed. The
 #: pair is reported "xfailed" with the reason (the dashboard shows it apart from green and red).
 EXPECTED: dict[tuple[str, str, str, str], str] = {
-    ("*", "jax", "control_flow", "grad_step"):
-        "the JAX importer runs an ONNX Loop with a data-dependent trip count as lax.while_loop, which "
-        "JAX cannot differentiate in reverse mode (no bound on the trip count to unroll a scan with)",
 }
 
 
