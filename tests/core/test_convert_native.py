@@ -108,13 +108,34 @@ def test_onnx_to_savedmodel_and_keras_in(capsys, tmp_path, mlp_path) -> None:
     assert _checked(out) < 1e-5
 
 
-@pytest.mark.xfail(strict=True, reason="the TensorFlow exporter has no primitive for StatefulPartitionedCall "
-                   "(a restored SavedModel's call is not inlined): UnsupportedOpError")
 def test_savedmodel_in(capsys, tmp_path, mlp_path) -> None:
     _need("tensorflow")
     folder = tmp_path / "saved"
     assert run(capsys, "convert", mlp_path, "-o", str(folder), "--to", "tensorflow")[0] == 0
     code, out, err = run(capsys, "convert", str(folder), "-o", str(tmp_path / "s.onnx"), "--check")
+    assert code == 0, err
+    assert _checked(out) < 1e-5
+    import onnx
+
+    assert len(onnx.load(str(tmp_path / "s.onnx")).graph.initializer) > 0  # the variables stay weights
+
+
+def test_savedmodel_of_a_tf_module_in(capsys, tmp_path) -> None:
+    """A SavedModel TensorFlow wrote itself (a tf.Module with a tf.function ``__call__``)."""
+    _need("tensorflow")
+    import tensorflow as tf
+
+    class Net(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = tf.Variable(np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32), name="w")
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32)])
+        def __call__(self, x):
+            return tf.nn.relu(x @ self.w)
+
+    tf.saved_model.save(Net(), str(tmp_path / "net"))
+    code, out, err = run(capsys, "convert", str(tmp_path / "net"), "-o", str(tmp_path / "n.onnx"), "--check")
     assert code == 0, err
     assert _checked(out) < 1e-5
 
