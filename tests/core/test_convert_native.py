@@ -148,3 +148,38 @@ def test_folder_needs_a_backend_and_unknown_input_names_packages(capsys, tmp_pat
     assert code == 1 and "pip install onnxport-" in err
     code, _, err = run(capsys, "convert", mlp_path, "-o", str(tmp_path / "m.pt2"), "--to", "nosuch")
     assert code == 1 and "pip install onnxport-nosuch" in err
+
+
+def test_opset_of_an_onnx_input_is_honoured(capsys, tmp_path) -> None:
+    """``--opset`` converts an .onnx input through the adapters: up (ReduceSum's axes attribute of
+    opset 11 becomes an input at 13) and down again (the down-adapters), same numbers in onnxruntime."""
+    g = helper.make_graph(
+        [helper.make_node("ReduceSum", ["x"], ["s"], axes=[1], keepdims=1), helper.make_node("Relu", ["s"], ["y"])],
+        "r", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 1])])
+    src = tmp_path / "r11.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 11)]), src)
+    up, down = tmp_path / "r18.onnx", tmp_path / "r12.onnx"
+    code, out, err = run(capsys, "convert", str(src), "-o", str(up), "--opset", "18", "--check")
+    assert code == 0, err
+    assert _checked(out) < 1e-6
+    m = onnx.load(str(up))
+    onnx.checker.check_model(m, full_check=True)
+    assert {o.domain: o.version for o in m.opset_import}.get("", None) == 18
+    assert len(next(n for n in m.graph.node if n.op_type == "ReduceSum").input) == 2  # axes is an input now
+    # down: Gelu (opset 20) through its down-adapter; ReduceSum's axes input has none below 13
+    g = helper.make_graph([helper.make_node("Gelu", ["x"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])])
+    gelu = tmp_path / "gelu20.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)]), gelu)
+    code, out, err = run(capsys, "convert", str(gelu), "-o", str(down), "--opset", "18", "--check")
+    assert code == 0, err
+    assert _checked(out) < 1e-5
+    m = onnx.load(str(down))
+    onnx.checker.check_model(m, full_check=True)
+    assert "Gelu" not in {n.op_type for n in m.graph.node}
+    code, _, err = run(capsys, "convert", str(up), "-o", str(tmp_path / "r12.onnx"), "--opset", "12")
+    assert code == 1 and "opset 12" in err
+    code, _, err = run(capsys, "convert", str(src), "-o", str(tmp_path / "same.onnx"))
+    assert code == 1 and "--opset" in err  # ONNX to ONNX without a backend or an opset: nothing to do
