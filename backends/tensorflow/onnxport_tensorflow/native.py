@@ -73,7 +73,7 @@ def load(path: str | Path) -> tuple[Any, tuple[Any, ...]]:
     if not can_load(p):
         raise InputError(f"{p} is no SavedModel folder (saved_model.pb) or .keras file")
     loaded = tf.saved_model.load(str(p))
-    call = getattr(loaded, "__call__", None) if callable(loaded) else None
+    call = loaded.__call__ if callable(loaded) else None
     concrete = getattr(call, "concrete_functions", None) if call is not None else None
     if concrete:
         fn, keywords = concrete[0], ()
