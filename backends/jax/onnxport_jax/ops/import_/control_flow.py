@@ -95,7 +95,10 @@ def loop(ctx, trip_count, cond, *v_initial, body):
 
 def _python_loop(ctx, m, cond, values, body, n_carried):
     """ONNX Loop semantics step by step; under tracing the condition must stay static."""
-    limit = None if m is None else int(_concrete(m).reshape(-1)[0])
+    known = None if m is None else _concrete(m)
+    if m is not None and known is None:
+        raise ctx.data_dependent("the Loop trip count (it is traced)")
+    limit = None if known is None else int(known.reshape(-1)[0])
     if limit is None and cond is None:
         raise ctx.error("Loop has neither a trip count nor a condition: it would never end")
     go = np.array(True) if cond is None else cond
