@@ -138,6 +138,14 @@ class Builder:
         self._names.add(name)
         return name
 
+    def fresh(self, base: str) -> str:
+        """A value name not used in the model yet, not claimed: for :meth:`input` (which claims it)."""
+        name, i = base or "v", 0
+        while name in self._names:
+            i += 1
+            name = f"{base or 'v'}_{i}"
+        return name
+
     def _node_name(self, base: str) -> str:
         name, i = base, 0
         while name in self._node_names:

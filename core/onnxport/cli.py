@@ -318,7 +318,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "or a folder with --to tensorflow (SavedModel) / --to jax (params.npz + model.onnx)")
     s.add_argument("--to", "--backend", dest="to",
                    help="the target backend (needed for a folder; with .onnx in and out: the framework to go through)")
-    s.add_argument("--opset", type=int, help="opset of the exported model")
+    s.add_argument("--opset", type=int, help="opset of the exported model (an .onnx input is converted to it "
+                                             "through the adapters; .onnx in and out with --opset only converts)")
     s.add_argument("--check", action="store_true",
                    help="run the result and onnxruntime on random inputs and print the max difference")
     s.set_defaults(func=cmd_convert)

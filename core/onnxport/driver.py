@@ -13,7 +13,7 @@ from . import spec as _spec
 from .errors import ConversionError, ModelError, UnsupportedOpError
 from .opfacts import NO_FOLD_OPS as NO_FOLD_OPS  # re-exported: the op facts live in opfacts
 from .opfacts import RANDOM_OPS as RANDOM_OPS
-from .opfacts import SETTING_INPUTS
+from .opfacts import SETTING_INPUTS, STATISTICS_INPUTS, marked_not_trainable
 from .registry import ImportPrimitive, Registry
 
 #: node.meta key holding the canonical (newest) schema version after adaptation
@@ -54,12 +54,25 @@ def node_label(node: ir.Node) -> str:
 # -- what a backend may precompute (the op facts of :mod:`onnxport.opfacts`) -------------------
 
 
-def is_weight_use(value: ir.Value, settings: frozenset[tuple[str, int]] | set = SETTING_INPUTS) -> bool:
-    """Whether a float initializer is read as a weight (trainable) somewhere, not only as a setting."""
+#: inputs whose initializers are no weights: settings and running statistics
+NOT_WEIGHT_INPUTS: frozenset[tuple[str, int]] = SETTING_INPUTS | STATISTICS_INPUTS
+
+
+def is_weight_use(value: ir.Value, settings: frozenset[tuple[str, int]] | set = NOT_WEIGHT_INPUTS) -> bool:
+    """Whether a float initializer is read as a weight (trainable) somewhere, not only as a setting
+    or running statistic, and no exporter marked it as no weight (:func:`onnxport.opfacts.mark_not_trainable`)."""
+    if marked_not_trainable(value):
+        return False
     uses = list(value.uses())
     if not uses:
         return value.is_graph_output()
     return any((u.node.op_type, u.idx) not in settings for u in uses)
+
+
+def is_statistics(value: ir.Value) -> bool:
+    """Whether an initializer holds running statistics (read at a statistics input, e.g.
+    BatchNormalization's mean and variance): state a backend keeps apart from the weights."""
+    return any((u.node.op_type, u.idx) in STATISTICS_INPUTS for u in value.uses())
 
 
 # -- validation ---------------------------------------------------------------------------

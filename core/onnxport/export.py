@@ -223,6 +223,32 @@ def downgrade(model: ir.Model, registry: Any = None) -> int:
     return total
 
 
+def convert_opset(model: ir.Model, opset: int, registry: Any = None) -> ir.Model:
+    """``model`` (in place) in default-domain ``opset``: every node lifted to its op's newest form
+    through the import adapters, then rewritten through the down-adapters where ``opset`` lacks
+    that form; raises :class:`ConversionError` when an op does not exist at ``opset``."""
+    from .driver import adapt
+
+    if registry is None:
+        from .plugins import registry as _registry
+
+        registry = _registry()
+    if "ai.onnx" in model.opset_imports and "" not in model.opset_imports:
+        model.opset_imports[""] = model.opset_imports.pop("ai.onnx")
+    adapt(model, registry)
+    model.opset_imports[""] = int(opset)
+    downgrade(model, registry)
+    check_opset(model)
+    import onnx
+
+    try:  # a form change without a down-adapter shows here
+        onnx.checker.check_model(ir.serde.serialize_model(model))
+    except onnx.checker.ValidationError as exc:
+        raise ConversionError(f"the model cannot be written at opset {opset} (no down-adapter for a node's "
+                              f"newer form?): {str(exc).splitlines()[0]}") from exc
+    return model
+
+
 class DownContext:
     """Node creation and replacement inside one graph, for a down-adapter."""
 

@@ -112,12 +112,25 @@ def convert_file(src: str | os.PathLike, out: str | os.PathLike, *, to: str | No
     from .check import random_inputs
 
     source, target, out = reader_of(src), writer_of(out, to), Path(out)
-    if source == "onnx" and target == "onnx" and to is None:
-        raise InputError("both sides are ONNX: name a backend to go through with --to/--backend")
+    if source == "onnx" and target == "onnx" and to is None and opset is None:
+        raise InputError("both sides are ONNX: name a backend to go through with --to/--backend, "
+                         "or an --opset to convert the model to")
     with progress.task("convert", total=5) as step:
         step("load")
         if source == "onnx":
             model = _io.load(src)
+            if opset is not None:  # through the core's adapters (up, then down where needed)
+                from .export import convert_opset
+
+                convert_opset(model, opset)
+            if target == "onnx" and to is None:
+                step("save")
+                _io.save(model, out)
+                result = Converted(source, "onnx", out)
+                if check:
+                    step("check")
+                    result.max_diff = _max_diff(_io.load(src), _ort_runner(model))
+                return result
         else:
             be = api.get_backend(source)
             native, example = be.load_with_inputs(src)

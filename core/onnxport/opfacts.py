@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from typing import Any
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,3 +73,19 @@ STATISTICS_INPUTS: frozenset[tuple[str, int]] = frozenset(
 def facts(op_type: str, domain: str = "") -> OpFacts:
     """The facts of an op (none for custom-domain ops and ops without entries)."""
     return FACTS.get(op_type, OpFacts()) if domain in ("", "ai.onnx") else OpFacts()
+
+
+# -- facts an exporter writes on initializers ----------------------------------------------------
+#: ``metadata_props`` key of an initializer: ``"false"`` marks state that is no weight to train
+#: (batch-norm statistics, constants a function closes over beside its params, folded constants)
+TRAINABLE_KEY = "onnxport.trainable"
+
+
+def mark_not_trainable(value: Any) -> None:
+    """Mark initializer ``value`` (an ``onnx_ir.Value``) as no trainable weight for importers."""
+    value.metadata_props[TRAINABLE_KEY] = "false"
+
+
+def marked_not_trainable(value: Any) -> bool:
+    """Whether an exporter marked initializer ``value`` as no trainable weight."""
+    return value.metadata_props.get(TRAINABLE_KEY) == "false"

@@ -33,7 +33,7 @@ import numpy as np
 import onnx_ir as ir
 
 from .build import array_tensor
-from .opfacts import NO_FOLD_OPS
+from .opfacts import NO_FOLD_OPS, mark_not_trainable
 
 #: ops never folded: random, or with effects beyond their outputs (:mod:`onnxport.opfacts`), and
 #: Constant (already a constant)
@@ -247,7 +247,8 @@ class _Folder:
             out.replace_all_uses_with(new, replace_graph_outputs=True)
             out.name = None
             new.name = name
-            if main:
+            if main:  # computed from constants only (weights never fold): no weight to train
+                mark_not_trainable(new)
                 graph.register_initializer(new)
                 self.foldable.add(name)
         graph.remove(node, safe=True)

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 import onnx_ir as ir
 
-from .driver import ImportPlan, is_weight_use, iter_graphs
+from .driver import ImportPlan, is_statistics, is_weight_use, iter_graphs
 from .errors import ConversionError, OnnxportError
 from .opfacts import NO_FOLD_OPS, RANDOM_OPS
 from .safety import GROWING_OPS, check_call, fold_fits
@@ -263,6 +263,8 @@ class GraphCompiler:
         self.mode = mode
         self.static: dict[ir.Value, Any] = {}
         self.params: dict[str, np.ndarray] = {}
+        #: non-trainable initializers that training updates (running statistics), held like params
+        self.state: dict[str, np.ndarray] = {}
         self.param_values: dict[str, ir.Value] = {}
         self.param_key_of: dict[ir.Value, str] = {}
         self.trainable_mode = options.get("trainable", "auto")
@@ -289,17 +291,23 @@ class GraphCompiler:
                     arr = self.array_from_ir(v.const_value)
                 except OnnxportError as exc:
                     raise ConversionError(f"initializer {v.name!r}: {exc}") from exc
-                if self.is_param(v, arr):
-                    key = v.name or f"param_{len(self.params)}"
+                state = self.is_state(v, arr)
+                if state or self.is_param(v, arr):
+                    key = v.name or f"param_{len(self.param_values)}"
                     self.param_values[key] = v
                     self.param_key_of[v] = key
-                    self.params[key] = arr
+                    (self.state if state else self.params)[key] = arr
                 else:
                     self.static[v] = arr
 
     def is_param(self, v: ir.Value, arr: np.ndarray) -> bool:
         """Whether initializer ``v`` becomes a trainable weight (option ``trainable``)."""
         return is_trainable(v, arr, self.trainable_mode)
+
+    def is_state(self, v: ir.Value, arr: np.ndarray) -> bool:
+        """Running statistics: no weight, but training updates them (``trainable="auto"`` only)."""
+        return (self.trainable_mode == "auto" and arr.dtype.kind == "f" and arr.ndim >= 1
+                and not is_weight_use(v) and is_statistics(v))
 
     def compile(self, graph: ir.Graph) -> Program:
         """The graph's runtime steps; nodes computed from constants alone are folded away."""

@@ -24,27 +24,11 @@ CHECKS = ("build", "export", "checker", "import", "outputs", "param_count", "gra
 
 #: (source framework, model) -> why that source cannot provide the model; reviewed, not skipped silently
 NOT_EXPORTABLE: dict[tuple[str, str], str] = {
-    ("torch", "control_flow"): "the torch exporter maps torch.cond to If but has no Loop mapping for "
-                               "torch._higher_order_ops.while_loop yet (UnsupportedOpError)",
-    ("tensorflow", "control_flow"): "not yet written: the TensorFlow builder of the control-flow model (the "
-                                    "exporter maps StatelessIf/StatelessWhile; its own tests cover them)",
 }
 
 #: (source or "*", target, model, check) -> why that check of that pair fails today; reviewed. The
 #: pair is reported "xfailed" with the reason (the dashboard shows it apart from green and red).
 EXPECTED: dict[tuple[str, str, str, str], str] = {
-    ("*", "jax", "cnn", "param_count"):
-        "bug, JAX importer: BatchNormalization's running mean and variance initializers become "
-        "trainable params (385 values, the source has 377; the torch importer keeps them as buffers)",
-    ("*", "tensorflow", "cnn", "param_count"):
-        "bug, TensorFlow importer: BatchNormalization's running mean and variance become trainable "
-        "variables (385 values, the source has 377; the torch importer keeps them as buffers)",
-    ("jax", "torch", "cnn", "param_count"):
-        "bug, JAX exporter: batch-norm statistics the function closes over are written as initializers "
-        "feeding Sub/Div (no BatchNormalization), so an importer takes them for weights (385 vs 377)",
-    ("*", "jax", "control_flow", "grad_step"):
-        "the JAX importer runs an ONNX Loop with a data-dependent trip count as lax.while_loop, which "
-        "JAX cannot differentiate in reverse mode (no bound on the trip count to unroll a scan with)",
 }
 
 

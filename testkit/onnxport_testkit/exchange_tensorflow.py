@@ -83,9 +83,29 @@ def lstm(s):
     return keras.Sequential([keras.Input((4, 3)), layer, _dense(s["fw"], s["fb"])])
 
 
+class ControlFlow(keras.Model):
+    """tf.cond on the input's sum, then a tf.while_loop whose trip count depends on the data."""
+
+    def __init__(self, s):
+        super().__init__()
+        self.wa, self.wb, self.wl = (self.add_weight(shape=s[k].shape, initializer=_const(s[k]), name=k)
+                                     for k in ("wa", "wb", "wl"))
+
+    def call(self, x):
+        y = tf.cond(tf.reduce_sum(x) > 0, lambda: tf.tanh(x @ self.wa), lambda: tf.sin(x @ self.wb))
+
+        def cond(i, y):
+            return tf.logical_and(i < 4, tf.reduce_sum(tf.abs(y)) < 6.0)
+
+        def body(i, y):
+            return i + 1, y + tf.tanh(y @ self.wl)
+
+        return tf.while_loop(cond, body, (tf.constant(0), y))[1]
+
+
 def build(model: str, s: dict[str, np.ndarray], ins: tuple[np.ndarray, ...], count: int) -> Source:
     m = {"mlp": mlp, "cnn": cnn, "residual": residual, "transformer": Encoder, "tied_decoder": TiedDecoder,
-         "lstm": lstm}[model](s)
+         "lstm": lstm, "control_flow": ControlFlow}[model](s)
     if model == "cnn":
         ins = (np.ascontiguousarray(ins[0].transpose(0, 2, 3, 1)),)
     args = tuple(tf.constant(a) for a in ins)

@@ -108,13 +108,34 @@ def test_onnx_to_savedmodel_and_keras_in(capsys, tmp_path, mlp_path) -> None:
     assert _checked(out) < 1e-5
 
 
-@pytest.mark.xfail(strict=True, reason="the TensorFlow exporter has no primitive for StatefulPartitionedCall "
-                   "(a restored SavedModel's call is not inlined): UnsupportedOpError")
 def test_savedmodel_in(capsys, tmp_path, mlp_path) -> None:
     _need("tensorflow")
     folder = tmp_path / "saved"
     assert run(capsys, "convert", mlp_path, "-o", str(folder), "--to", "tensorflow")[0] == 0
     code, out, err = run(capsys, "convert", str(folder), "-o", str(tmp_path / "s.onnx"), "--check")
+    assert code == 0, err
+    assert _checked(out) < 1e-5
+    import onnx
+
+    assert len(onnx.load(str(tmp_path / "s.onnx")).graph.initializer) > 0  # the variables stay weights
+
+
+def test_savedmodel_of_a_tf_module_in(capsys, tmp_path) -> None:
+    """A SavedModel TensorFlow wrote itself (a tf.Module with a tf.function ``__call__``)."""
+    _need("tensorflow")
+    import tensorflow as tf
+
+    class Net(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = tf.Variable(np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32), name="w")
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32)])
+        def __call__(self, x):
+            return tf.nn.relu(x @ self.w)
+
+    tf.saved_model.save(Net(), str(tmp_path / "net"))
+    code, out, err = run(capsys, "convert", str(tmp_path / "net"), "-o", str(tmp_path / "n.onnx"), "--check")
     assert code == 0, err
     assert _checked(out) < 1e-5
 
@@ -127,3 +148,38 @@ def test_folder_needs_a_backend_and_unknown_input_names_packages(capsys, tmp_pat
     assert code == 1 and "pip install onnxport-" in err
     code, _, err = run(capsys, "convert", mlp_path, "-o", str(tmp_path / "m.pt2"), "--to", "nosuch")
     assert code == 1 and "pip install onnxport-nosuch" in err
+
+
+def test_opset_of_an_onnx_input_is_honoured(capsys, tmp_path) -> None:
+    """``--opset`` converts an .onnx input through the adapters: up (ReduceSum's axes attribute of
+    opset 11 becomes an input at 13) and down again (the down-adapters), same numbers in onnxruntime."""
+    g = helper.make_graph(
+        [helper.make_node("ReduceSum", ["x"], ["s"], axes=[1], keepdims=1), helper.make_node("Relu", ["s"], ["y"])],
+        "r", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 1])])
+    src = tmp_path / "r11.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 11)]), src)
+    up, down = tmp_path / "r18.onnx", tmp_path / "r12.onnx"
+    code, out, err = run(capsys, "convert", str(src), "-o", str(up), "--opset", "18", "--check")
+    assert code == 0, err
+    assert _checked(out) < 1e-6
+    m = onnx.load(str(up))
+    onnx.checker.check_model(m, full_check=True)
+    assert {o.domain: o.version for o in m.opset_import}.get("", None) == 18
+    assert len(next(n for n in m.graph.node if n.op_type == "ReduceSum").input) == 2  # axes is an input now
+    # down: Gelu (opset 20) through its down-adapter; ReduceSum's axes input has none below 13
+    g = helper.make_graph([helper.make_node("Gelu", ["x"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])])
+    gelu = tmp_path / "gelu20.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)]), gelu)
+    code, out, err = run(capsys, "convert", str(gelu), "-o", str(down), "--opset", "18", "--check")
+    assert code == 0, err
+    assert _checked(out) < 1e-5
+    m = onnx.load(str(down))
+    onnx.checker.check_model(m, full_check=True)
+    assert "Gelu" not in {n.op_type for n in m.graph.node}
+    code, _, err = run(capsys, "convert", str(up), "-o", str(tmp_path / "r12.onnx"), "--opset", "12")
+    assert code == 1 and "opset 12" in err
+    code, _, err = run(capsys, "convert", str(src), "-o", str(tmp_path / "same.onnx"))
+    assert code == 1 and "--opset" in err  # ONNX to ONNX without a backend or an opset: nothing to do

@@ -16,6 +16,7 @@ import pytest
 
 import onnxport
 from onnxport.errors import ConversionError, UnsupportedOpError
+from onnxport.opfacts import marked_not_trainable
 
 nnx = pytest.importorskip("flax.nnx")
 
@@ -99,6 +100,30 @@ def test_nnx_module_params_by_state_path():
     np.testing.assert_array_equal(onnx.numpy_helper.to_array(
         next(i for i in proto.graph.initializer if i.name == "bn.mean")), np.asarray(m.bn.mean.value))
     assert "Gemm" in _ops(proto)  # dot_general + bias on a matrix
+    # BatchStat state is marked as no weight: an importer keeps it out of the trainable params
+    assert {k for k, v in model.graph.initializers.items() if marked_not_trainable(v)} == {"bn.mean", "bn.var"}
+    back = onnxport.import_model(proto, backend="jax")
+    assert "bn.mean" not in back.params and "bn.scale" in back.params
+
+
+def test_state_beside_params_is_no_weight():
+    """Arrays a ``fn(params, x)`` closes over are state (here batch-norm statistics, folded into
+    one constant): not trainable after import; a JaxModel's own state keeps its names."""
+    w, mean = np.ones((4, 40), np.float32), np.linspace(0, 1, 40, dtype=np.float32)
+    var = np.linspace(1, 2, 40, dtype=np.float32)
+
+    def f(p, x):
+        return ((x @ p["w"]) - jnp.asarray(mean)) / jnp.sqrt(jnp.asarray(var) + 1e-5)
+
+    x = np.ones((2, 4), np.float32)
+    model = onnxport.export_model(f, (x,), params={"w": w}, backend="jax")
+    marked = [k for k, v in model.graph.initializers.items() if marked_not_trainable(v)]
+    assert marked and "w" not in marked
+    back = onnxport.import_model(_check(model, f({"w": w}, x), x), backend="jax")
+    assert set(back.params) == {"w"}
+    # without params the closed-over arrays are the weights
+    g = onnxport.export_model(lambda x: x @ jnp.asarray(w), (x,), backend="jax")
+    assert not any(marked_not_trainable(v) for v in g.graph.initializers.values())
 
 
 def test_fn_with_params_linen_style():

@@ -127,6 +127,8 @@ def _per_channel(v: np.ndarray) -> np.ndarray:
 def test_batchnorm_follows_train_and_eval() -> None:
     proto, w = _bn_model()
     model = onnxport.import_model(proto, backend="jax")
+    # the running statistics are state, apart from the trainable params
+    assert set(model.params) == {"scale", "bias"} and set(model.state) == {"mean", "var"}
     x = (np.random.default_rng(1).standard_normal((8, 3, 4, 4)) * 3 + 2).astype(np.float32)
     running = (x - _per_channel(w["mean"])) / np.sqrt(_per_channel(w["var"]) + 1e-5)
     eval_ref = running * _per_channel(w["scale"]) + _per_channel(w["bias"])
@@ -146,7 +148,7 @@ def test_batchnorm_follows_train_and_eval() -> None:
     np.testing.assert_allclose(np.asarray(updates["mean"]), 0.9 * w["mean"] + 0.1 * bm, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(np.asarray(updates["var"]), 0.9 * w["var"] + 0.1 * bv, rtol=1e-5, atol=1e-5)
     model(x)
-    np.testing.assert_allclose(np.asarray(model.params["mean"]), np.asarray(updates["mean"]), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(model.state["mean"]), np.asarray(updates["mean"]), rtol=1e-6)
     model.eval()
     _, none = f(model.params, x, return_updates=True)
     assert none == {}
@@ -232,3 +234,59 @@ def test_vmap_with_a_static_shape_subgraph() -> None:
     np.testing.assert_allclose(np.asarray(ys), xs.reshape(5, 4, 6) @ w, rtol=1e-5, atol=1e-5)
     gx = jax.grad(lambda x: model.apply(model.params, x).sum())(jnp.asarray(xs[0]))
     np.testing.assert_allclose(np.asarray(gx), np.broadcast_to(w.sum(1).reshape(2, 3), (4, 2, 3)), rtol=1e-5)
+
+
+# -- gradients through a Loop with a data-dependent condition ------------------------------------
+def _loop_model(trip_count: int | None) -> tuple[onnx.ModelProto, np.ndarray]:
+    """y <- y + tanh(y @ w) while sum|y| < 6 (at most ``trip_count`` times when given)."""
+    w = (np.random.default_rng(3).standard_normal((4, 4)) * 0.4).astype(np.float32)
+    body = helper.make_graph(
+        [helper.make_node("MatMul", ["y_in", "w"], ["m"]), helper.make_node("Tanh", ["m"], ["t"]),
+         helper.make_node("Add", ["y_in", "t"], ["y_out"]), helper.make_node("Abs", ["y_out"], ["a"]),
+         helper.make_node("ReduceSum", ["a"], ["s"], keepdims=0), helper.make_node("Less", ["s", "six"], ["c_out"])],
+        "body", [_vi("i", TensorProto.INT64, []), _vi("c_in", TensorProto.BOOL, []), _vi("y_in", TensorProto.FLOAT, [2, 4])],
+        [_vi("c_out", TensorProto.BOOL, []), _vi("y_out", TensorProto.FLOAT, [2, 4])])
+    nodes = [helper.make_node("Abs", ["x"], ["ax"]), helper.make_node("ReduceSum", ["ax"], ["sx"], keepdims=0),
+             helper.make_node("Less", ["sx", "six"], ["c0"]),
+             helper.make_node("Loop", ["m" if trip_count is not None else "", "c0", "x"], ["y"], body=body)]
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(np.array(6.0, np.float32), "six")]
+    if trip_count is not None:
+        inits.append(numpy_helper.from_array(np.array(trip_count, np.int64), "m"))
+    return _model(nodes, [_vi("x", TensorProto.FLOAT, [2, 4])], [_vi("y", TensorProto.FLOAT, [2, 4])], inits), w
+
+
+def _loop_reference(w: np.ndarray, x: np.ndarray, limit: int = 10**6):
+    def f(w):
+        y, i = x, 0
+        while i < limit and bool(jnp.abs(y).sum() < 6.0):
+            y, i = y + jnp.tanh(y @ w), i + 1
+        return (y ** 2).sum(), i
+    return f
+
+
+def test_grad_through_data_dependent_loop() -> None:
+    """Outside jit the loop runs in Python (JAX reverses it); under jit a static trip count gives
+    a masked scan (reversible too); without one, lax.while_loop, which JAX cannot reverse."""
+    x = (np.random.default_rng(4).standard_normal((2, 4)) * 0.3).astype(np.float32)
+    for trip_count in (None, 3):
+        proto, w = _loop_model(trip_count)
+        model = onnxport.import_model(proto, backend="jax")
+        ref = _loop_reference(w, x, 10**6 if trip_count is None else trip_count)
+        steps = ref(jnp.asarray(w))[1]
+        assert steps >= 2  # the condition stops it, or the trip count does
+        want = np.asarray(jax.grad(lambda w: ref(w)[0])(jnp.asarray(w)))
+
+        def loss(p):
+            return (model.apply(p, x) ** 2).sum()
+
+        got = jax.grad(loss)(model.params)["w"]
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-4, atol=1e-5)
+        if trip_count is not None:
+            jitted = jax.jit(jax.grad(loss))(model.params)["w"]
+            np.testing.assert_allclose(np.asarray(jitted), want, rtol=1e-4, atol=1e-5)
+        else:
+            with pytest.raises(ValueError, match="Reverse-mode differentiation does not work for lax.while_loop"):
+                jax.jit(jax.grad(loss))(model.params)
+            # forward mode still works under jit
+            t = jax.jit(lambda p: jax.jvp(loss, (p,), ({"w": jnp.ones_like(p["w"])},))[1])(model.params)
+            np.testing.assert_allclose(float(t), float(want.sum()), rtol=1e-3)

@@ -305,3 +305,26 @@ def test_gpt2_fine_tunes_with_keras_fit(gpt2_onnx: bytes) -> None:
     target = np.roll(ids, -1, axis=1)  # next-token prediction on a fixed batch
     losses = net.fit(ids, target, epochs=6, batch_size=2, verbose=0).history["loss"]
     assert losses[-1] < losses[0]
+
+
+def test_batchnorm_statistics_are_non_trainable_variables() -> None:
+    """BatchNormalization's running mean and variance: variables that training mode updates,
+    outside ``trainable_variables`` (and the Keras layer's)."""
+    rng = np.random.default_rng(0)
+    w = {"scale": rng.uniform(0.5, 1.5, 3), "bias": rng.standard_normal(3), "mean": rng.standard_normal(3),
+         "var": rng.uniform(0.5, 2.0, 3)}
+    w = {k: v.astype(np.float32) for k, v in w.items()}
+    nodes = [helper.make_node("BatchNormalization", ["x", "scale", "bias", "mean", "var"], ["y"], name="bn",
+                              momentum=0.9, epsilon=1e-5)]
+    proto = _model(nodes, [_vi("x", TensorProto.FLOAT, ["N", 3, 4, 4])], [_vi("y", TensorProto.FLOAT, None)],
+                   [numpy_helper.from_array(v, k) for k, v in w.items()], opset=15)
+    model = onnxport.import_model(proto, backend="tensorflow")
+    assert {v.name.split(":")[0] for v in model.trainable_variables} == {"scale", "bias"}
+    assert {v.name.split(":")[0] for v in model.non_trainable_variables} >= {"mean", "var"}
+    layer = model.keras_layer()
+    assert {v.name for v in layer.trainable_variables} == {"scale", "bias"}
+    x = (rng.standard_normal((8, 3, 4, 4)) * 3 + 2).astype(np.float32)
+    model.train()
+    model(x)
+    np.testing.assert_allclose(model.weights["mean"].numpy(), 0.9 * w["mean"] + 0.1 * x.mean(axis=(0, 2, 3)),
+                               rtol=1e-5, atol=1e-5)

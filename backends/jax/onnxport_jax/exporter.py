@@ -33,6 +33,7 @@ from onnxport.backend import Exporter
 from onnxport.build import Builder
 from onnxport.errors import ConversionError, InputError, UnsupportedOpError
 from onnxport.export import FunctionBody
+from onnxport.opfacts import mark_not_trainable
 
 from . import dtypes
 
@@ -264,6 +265,8 @@ class _Converter:
         self.dim_inputs = dim_inputs
         self.used_targets: set[str] = set()
         self.constant_names: set[str] = set()
+        #: closed-over arrays are the weights (``fn(*inputs)``), else state beside the params
+        self.consts_are_weights = True
         self._sym_cache: dict[tuple[int, str], SymDim] = {}
         #: jaxpr variable -> how many times it is read (operands and outputs)
         self.uses: dict[Any, int] = {}
@@ -352,7 +355,10 @@ class _Converter:
         while name in g._names:
             k += 1
             name = f"const_{i}_{k}"
-        return g.initializer(name, a, key=("const", id(arr)))
+        v = g.initializer(name, a, key=("const", id(arr)))
+        if not self.consts_are_weights:  # beside params: state such as batch-norm statistics
+            mark_not_trainable(v)
+        return v
 
     @staticmethod
     def literal_array(g: JaxGraph, a: np.ndarray) -> ir.Value:
@@ -435,12 +441,13 @@ def _as_function(obj: Any, params: Any) -> tuple[Callable[..., Any], Any, bool]:
     from .importer import JaxModel
 
     if isinstance(obj, JaxModel):
-        consts = obj.consts
+        consts, state_keys = obj.consts, set(obj.state)
 
-        def apply_model(p: Any, *xs: Any) -> Any:
-            return obj.apply(p, *xs, consts=consts)
+        def apply_model(p: Any, *xs: Any) -> Any:  # p: params and state (running statistics) in one dict
+            return obj.apply({k: v for k, v in p.items() if k not in state_keys}, *xs, consts=consts,
+                             state={k: v for k, v in p.items() if k in state_keys})
 
-        return apply_model, obj.params if params is None else params, True
+        return apply_model, {**obj.state, **obj.params} if params is None else params, True
     if _is_nnx_module(obj):
         from flax import nnx
 
@@ -453,6 +460,19 @@ def _as_function(obj: Any, params: Any) -> tuple[Callable[..., Any], Any, bool]:
     if not callable(obj):
         raise InputError(f"export_model exports a JAX function or a Flax NNX module, not {type(obj).__name__}")
     return obj, params, params is not None
+
+
+def _trainable_leaves(params: Any, n: int) -> list[bool]:
+    """Per leaf of ``params``: whether it is a weight to train. An NNX state's leaves are weights
+    when they are ``nnx.Param`` (``BatchStat`` & co. are not); any other pytree's leaves all are."""
+    try:
+        from flax import nnx
+    except ImportError:  # pragma: no cover - flax is optional
+        return [True] * n
+    variables = jax.tree_util.tree_leaves(params, is_leaf=lambda x: isinstance(x, nnx.Variable))
+    if len(variables) != n or not any(isinstance(v, nnx.Variable) for v in variables):
+        return [True] * n
+    return [not isinstance(v, nnx.Variable) or isinstance(v, nnx.Param) for v in variables]
 
 
 def _arg_specs(args: tuple[Any, ...], dynamic_shapes: Any) -> tuple[list[Any], dict[str, int]]:
@@ -582,13 +602,20 @@ def export_model(
     g.converter = conv
     invars = closed.jaxpr.invars
     param_leaves = jax.tree_util.tree_leaves(params) if takes else []
+    conv.consts_are_weights = not takes
+    trainable = _trainable_leaves(params, len(param_leaves)) if takes else []
+    if isinstance(obj, JaxModel) and takes:  # its state leaves (running statistics) are no weights
+        trainable = [getattr(path[0], "key", None) not in obj.state
+                     for path, _ in jax.tree_util.tree_flatten_with_path(params)[0]]
     values: list[ir.Value] = []
-    for leaf, name in zip(param_leaves, names):
+    for leaf, name, train in zip(param_leaves, names, trainable):
         unique, k = name, 0
         while unique in g._names:
             k += 1
             unique = f"{name}_{k}"
         values.append(g.initializer(unique, np.asarray(leaf), key=("param", id(leaf))))
+        if not train:
+            mark_not_trainable(values[-1])
     specs = list(dynamic_shapes or []) + [None] * len(args)
     for i, var in enumerate(invars[n_params:]):
         dt, shape = conv.aval_type(var.aval)

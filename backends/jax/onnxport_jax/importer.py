@@ -99,7 +99,10 @@ class JaxModel:
     """An imported ONNX model: a params pytree and a pure ``apply(params, *inputs)``.
 
     ``params`` maps trainable initializer names (float weights) to ``jax.Array`` leaves; a
-    shared initializer is one leaf. ``model(*inputs)`` is ``model.apply(model.params, *inputs)``.
+    shared initializer is one leaf. ``state`` maps the initializers that are no weights but
+    change in training (BatchNormalization's running mean and variance) to their arrays: differentiate
+    and optimize ``params``, pass ``state=`` to ``apply`` (default: :attr:`state`).
+    ``model(*inputs)`` is ``model.apply(model.params, *inputs)``.
     Inputs go positionally in graph order or by ONNX name; one output comes back as an array,
     several as a tuple in graph order. ``apply`` works under ``jax.jit``, ``grad`` and ``vmap``.
     """
@@ -107,14 +110,16 @@ class JaxModel:
     def __init__(self, program: Program, params: dict[str, jax.Array], param_values: dict[str, ir.Value],
                  static: dict[ir.Value, Any], info: dict[str, Any], mode: Mode, x64: bool,
                  consts: dict[str, jax.Array] | None = None, const_values: dict[str, ir.Value] | None = None,
-                 random: bool = False, seed: int | None = None):
+                 random: bool = False, seed: int | None = None, state: dict[str, jax.Array] | None = None):
         self._program = program
         self.params: dict[str, jax.Array] = params
+        #: non-trainable state (running statistics), updated by ``model(...)`` in training mode
+        self.state: dict[str, jax.Array] = dict(state or {})
         #: large constants computed at import time, passed to compiled code as arguments
         self.consts: dict[str, jax.Array] = dict(consts or {})
         self._const_values = dict(const_values or {})
         self._param_values = param_values
-        self._param_dtypes = {k: np.dtype(v.dtype) for k, v in params.items()}
+        self._param_dtypes = {k: np.dtype(v.dtype) for k, v in {**self.state, **params}.items()}
         self._static = static
         self._info = info
         self._mode = mode
@@ -151,7 +156,7 @@ class JaxModel:
 
     def train(self, mode: bool = True) -> JaxModel:
         """Training behaviour: Dropout drops, BatchNormalization normalizes with batch statistics
-        (and ``model(...)`` updates the running statistics in :attr:`params`). Read when ``apply``
+        (and ``model(...)`` updates the running statistics in :attr:`state`). Read when ``apply``
         is traced: ``model.jit()`` and ``model(...)`` follow it; a ``jax.jit(model.apply)``
         traced before the switch does not (pass ``training=`` as a static argument instead)."""
         self._mode.training = mode
@@ -184,49 +189,54 @@ class JaxModel:
     # -- running ------------------------------------------------------------------------
     def __call__(self, *inputs: Any, **named: Any) -> Any:
         """Run eagerly with :attr:`params`: a fresh PRNG key per call (:meth:`next_key`) and, in
-        training mode, the new BatchNormalization running statistics stored in :attr:`params`."""
+        training mode, the new BatchNormalization running statistics stored in :attr:`state`."""
         rng = self.next_key() if self._random else None
         with self.x64_scope():
             out, updates = self._apply(self.params, self._bind_inputs(inputs, named), (), self.consts,
-                                       rng, None, True, self.laid_out(self.params))
+                                       rng, None, True, self.laid_out(self.params), self.state)
         if updates:
-            self.params = {**self.params, **updates}
+            self.state = {**self.state, **updates}
         return out
 
     def apply(self, params: dict[str, Any], *inputs: Any, rng: Any = None, training: bool | None = None,
-              return_updates: bool = False, consts: dict[str, Any] | None = None, **named: Any) -> Any:
+              return_updates: bool = False, consts: dict[str, Any] | None = None,
+              state: dict[str, Any] | None = None, **named: Any) -> Any:
         """Run the graph with ``params`` (a dict like :attr:`params`) on the graph inputs.
 
         ``rng``: a PRNG key (``jax.random.key``) for Dropout and unseeded random ops; each node
         draws from its own subkey of it, so a new key gives new draws and the same key the same
         ones (ops with a ``seed`` attribute ignore it). ``training``: True/False overrides the
         model's mode (a static value: ``jax.jit(model.apply, static_argnames="training")``).
-        ``return_updates``: also return ``{param name: new value}`` for the running statistics
+        ``return_updates``: also return ``{state name: new value}`` for the running statistics
         that BatchNormalization computes in training mode. ``consts``: :attr:`consts` passed in
-        (so that jitted code receives them as arguments; default: closed over).
+        (so that jitted code receives them as arguments; default: closed over). ``state``: a dict
+        like :attr:`state` (default: :attr:`state`, closed over).
         """
         return self._apply(params, self._bind_inputs(inputs, named), (), consts, rng, training,
-                           return_updates)
+                           return_updates, None, state)
 
     def jit(self, **jit_kwargs: Any) -> Callable[..., Any]:
         """A jitted ``apply``, run with 64-bit types enabled where the model needs them:
-        ``f = model.jit(); f(params, *inputs, rng=key)``. It takes :attr:`consts` as arguments and
-        retraces when the model's train/eval mode (or ``training=``) changes."""
+        ``f = model.jit(); f(params, *inputs, rng=key, state=...)``. It takes :attr:`consts` and
+        the state (default: :attr:`state` as it is at the call) as arguments and retraces when
+        the model's train/eval mode (or ``training=``) changes."""
         jitted = jax.jit(self._jit_target, static_argnums=(5, 6), **jit_kwargs)
 
         def call(params: dict[str, Any], *inputs: Any, rng: Any = None, training: bool | None = None,
-                 return_updates: bool = False, **named: Any) -> Any:
+                 return_updates: bool = False, state: dict[str, Any] | None = None, **named: Any) -> Any:
             mode = self.training if training is None else bool(training)
+            state = self.state if state is None else state
             with self.x64_scope():
                 return jitted(params, self.consts, inputs, named, rng, mode, bool(return_updates),
-                              self.laid_out(params, self.consts))
+                              self.laid_out(params, self.consts), state)
 
         return call
 
     def _jit_target(self, params: dict[str, Any], consts: dict[str, Any], inputs: tuple, named: dict,
-                    rng: Any, training: bool, return_updates: bool, laid_out: dict[str, Any]) -> Any:
+                    rng: Any, training: bool, return_updates: bool, laid_out: dict[str, Any],
+                    state: dict[str, Any]) -> Any:
         return self._apply(params, self._bind_inputs(inputs, named), (), consts, rng, training, return_updates,
-                           laid_out)
+                           laid_out, state)
 
     def laid_out(self, params: dict[str, Any], consts: dict[str, Any] | None = None) -> dict[str, Any]:
         """The params and consts that Convs read spatial-major (:mod:`onnxport_jax.layout`),
@@ -237,6 +247,8 @@ class JaxModel:
         for v in self._program.hwio:
             kind, key = ("param", self._param_key[v]) if v in self._param_key else ("const", self._const_key[v])
             src = (params if kind == "param" else consts).get(key)
+            if src is None and kind == "param":
+                src = self.state.get(key)
             if src is None:
                 continue  # _run names what is missing
             name = f"{kind}:{key}"
@@ -251,7 +263,9 @@ class JaxModel:
 
     def _apply(self, params: dict[str, Any], inputs: list[Any], keep_static: tuple[int, ...],
                consts: dict[str, Any] | None = None, rng: Any = None, training: bool | None = None,
-               return_updates: bool = False, laid_out: dict[str, Any] | None = None) -> Any:
+               return_updates: bool = False, laid_out: dict[str, Any] | None = None,
+               state: dict[str, Any] | None = None) -> Any:
+        params = {**(self.state if state is None else state), **params}  # one env: weights and state
         if isinstance(training, jax.core.Tracer) or isinstance(return_updates, jax.core.Tracer):
             raise InputError("training= and return_updates= decide the traced graph: mark them static "
                              "(jax.jit(model.apply, static_argnames=('training', 'return_updates'))) "
@@ -280,7 +294,8 @@ class JaxModel:
                 env[v] = c
             missing = [k for k in self._param_values if k not in params]
             if missing:
-                raise InputError(f"params lack {missing[:5]}{' ...' if len(missing) > 5 else ''}")
+                where = "state" if all(k in self.state for k in missing) else "params"
+                raise InputError(f"{where} lack {missing[:5]}{' ...' if len(missing) > 5 else ''}")
             for key, v in self._param_values.items():
                 p = params[key]
                 want = self._param_dtypes[key]
@@ -290,7 +305,8 @@ class JaxModel:
                         + _x64_hint(want, p.dtype)
                     )
                 if v in hwio:
-                    p = laid_out["param:" + key] if laid_out is not None else layout.lay_out(p)
+                    hit = laid_out.get("param:" + key) if laid_out is not None else None
+                    p = hit if hit is not None else layout.lay_out(p)
                 env[v] = p
             call = CallCheck()
             for i, (spec, v, x) in enumerate(zip(self._info["inputs"], self._program.inputs, inputs)):
@@ -447,6 +463,7 @@ def import_plan(plan: ImportPlan, **options: Any) -> JaxModel:
         else:
             program.hwio = set()
         params = {k: jnp.asarray(a) for k, a in builder.params.items()}
+        state = {k: jnp.asarray(a) for k, a in builder.state.items()}
         const_values = builder.hoist(program)
         hoisted = {k: builder.static[v] for k, v in const_values.items()}
         held = set(builder.param_values.values()) | set(const_values.values())
@@ -461,7 +478,7 @@ def import_plan(plan: ImportPlan, **options: Any) -> JaxModel:
     }
     seed = options.get("seed")
     return JaxModel(program, params, builder.param_values, builder.static, info, builder.mode, needs,
-                    consts, const_values, builder.random, None if seed is None else int(seed))
+                    consts, const_values, builder.random, None if seed is None else int(seed), state)
 
 
 #: the testkit variant running a node case with 64-bit inputs as a JAX user with x64 off does

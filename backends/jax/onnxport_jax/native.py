@@ -1,6 +1,8 @@
 """Native JAX files for ``onnxport convert``: a folder with ``params.npz`` (the trainable
-parameters by name) and ``model.onnx`` (the graph); :func:`load` imports the graph with
-``onnxport.import_model(..., backend="jax")`` and sets the saved parameters."""
+parameters and the non-trainable state, such as running statistics, by name) and ``model.onnx``
+(the graph); :func:`load` imports the graph with ``onnxport.import_model(..., backend="jax")``
+and sets the saved parameters and state. (Orbax checkpoints are not written: ``.npz`` needs
+nothing beyond numpy.)"""
 
 from __future__ import annotations
 
@@ -38,6 +40,8 @@ def save(model: Any, path: str | Path, example_inputs: Sequence[Any] = ()) -> No
     if params is None:
         params = {v.name: v.const_value.numpy() for v in graph.graph.initializers.values()
                   if v.const_value is not None and v.const_value.dtype.is_floating_point()}
+    else:
+        params = {**getattr(model, "state", {}), **params}
     np.savez(p / PARAMS, **{k: np.asarray(v) for k, v in params.items()})
 
 
@@ -51,10 +55,11 @@ def load(path: str | Path) -> tuple[Any, tuple[Any, ...]]:
         raise InputError(f"{p} is no onnxport JAX folder (params.npz + model.onnx)")
     model = onnxport.import_model(str(p / GRAPH), backend="jax")
     with np.load(p / PARAMS) as saved:
-        missing = sorted(set(model.params) - set(saved.files))
+        missing = sorted((set(model.params) | set(model.state)) - set(saved.files))
         if missing:
             raise InputError(f"{p / PARAMS} lacks parameters {missing[:5]}")
         model.params = {k: jnp.asarray(saved[k]) for k in model.params}
+        model.state = {k: jnp.asarray(saved[k]) for k in model.state}
     graph = onnxport.load(str(p / GRAPH))
     return model, tuple(jnp.asarray(a) for a in random_inputs(graph))
 

@@ -130,7 +130,8 @@ class TfModel(tf.Module):
     ``tf.function`` with an input signature read from the graph inputs (symbolic dims are
     ``None``): one output comes back as a tensor, several as a tuple. :attr:`weights` maps
     initializer names to variables: trainable float weights (a shared initializer is one
-    variable) and large non-trainable constants. ``tf.saved_model.save(model, path)`` writes a
+    variable), non-trainable running statistics (BatchNormalization's mean and variance, which
+    training mode updates) and large non-trainable constants. ``tf.saved_model.save(model, path)`` writes a
     SavedModel whose loaded object is called the same way (positionally).
     """
 
@@ -410,6 +411,9 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
     var_values: dict[str, ir.Value] = {}
     for key, arr in builder.params.items():
         variables[key] = tf.Variable(arr, trainable=True, name=_var_name(key))
+        var_values[key] = builder.param_values[key]
+    for key, arr in builder.state.items():  # running statistics: updated in training, not trained
+        variables[key] = tf.Variable(arr, trainable=False, name=_var_name(key))
         var_values[key] = builder.param_values[key]
     for key, v in hoisted.items():
         variables[key] = tf.Variable(builder.static.pop(v), trainable=False, name=_var_name(key))

@@ -40,8 +40,29 @@ def _example(spec: Any) -> Any:
     return tf.zeros(shape, dtype)
 
 
+class RestoredFunction:
+    """A SavedModel's restored concrete function as the exporter takes it (``get_concrete_function``:
+    its graph is walked as it is, the variables it captures becoming initializers by name, not a
+    call of it through ``StatefulPartitionedCall``) and as a callable (``--check``)."""
+
+    def __init__(self, owner: Any, fn: Any, keywords: Sequence[str] = ()):
+        self._owner = owner  # the loaded object owns the variables the function captures
+        self._fn = fn
+        self._keywords = list(keywords)
+
+    def get_concrete_function(self, *specs: Any) -> Any:
+        return self._fn
+
+    def __call__(self, *args: Any) -> Any:
+        if not self._keywords:
+            return self._fn(*args)
+        out = self._fn(**dict(zip(self._keywords, args)))
+        return tf.nest.flatten(out) if isinstance(out, dict) else out
+
+
 def load(path: str | Path) -> tuple[Any, tuple[Any, ...]]:
-    """A ``.keras`` model or a SavedModel's callable, and example inputs from its input signature."""
+    """A ``.keras`` model, or a SavedModel's function (:class:`RestoredFunction`: its ``__call__``,
+    else its ``serving_default`` signature), and example inputs from its input signature."""
     p = Path(path)
     if p.suffix == ".keras":
         import keras
@@ -52,13 +73,14 @@ def load(path: str | Path) -> tuple[Any, tuple[Any, ...]]:
     if not can_load(p):
         raise InputError(f"{p} is no SavedModel folder (saved_model.pb) or .keras file")
     loaded = tf.saved_model.load(str(p))
-    fn = loaded.__call__ if callable(loaded) else None
-    concrete = getattr(fn, "concrete_functions", None) if fn is not None else None
+    call = loaded.__call__ if callable(loaded) else None
+    concrete = getattr(call, "concrete_functions", None) if call is not None else None
     if concrete:
-        fn = concrete[0]
+        fn, keywords = concrete[0], ()
     elif "serving_default" in getattr(loaded, "signatures", {}):
         fn = loaded.signatures["serving_default"]
+        keywords = sorted(fn.structured_input_signature[1])
     else:
         raise InputError(f"{p}: the SavedModel has no __call__ or serving_default signature to export")
     specs = [s for s in tf.nest.flatten(fn.structured_input_signature) if isinstance(s, tf.TensorSpec)]
-    return loaded, tuple(_example(s) for s in specs)
+    return RestoredFunction(loaded, fn, keywords), tuple(_example(s) for s in specs)

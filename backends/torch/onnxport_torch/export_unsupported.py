@@ -61,7 +61,6 @@ UNSUPPORTED: dict[str, str] = {
     "aten.diagonal": "view with strides; not mapped yet",
     "aten.pixel_shuffle": "decomposes upstream in most versions; DepthToSpace mapping not done",
     # higher-order ops
-    "higher_order.while_loop": "Loop mapping not done",
     "higher_order.scan": "Scan mapping not done",
     "higher_order.map_impl": "not mapped yet",
 }

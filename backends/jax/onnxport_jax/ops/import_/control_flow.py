@@ -2,8 +2,13 @@
 
 If: a Python ``if`` on a known condition, else ``lax.cond``. Loop: a Python loop when nothing is
 traced (any shapes, sequences, early exit); under tracing ``lax.scan`` for a fixed trip count
-without a condition, ``lax.while_loop`` when there are no scan outputs, a Python (unrolled) loop
-while the condition stays static, else a DataDependentError naming the node. Scan: ``lax.scan``.
+without a condition; a Python loop while the values stay concrete (``jax.grad`` outside ``jit``:
+reverse-differentiable); a masked ``lax.scan`` over a static trip count (at most
+:data:`MASKED_SCAN_LIMIT`) with a data-dependent condition (reverse-differentiable, runs every
+iteration); ``lax.while_loop`` when there are no scan outputs (forward-mode only: JAX cannot
+reverse-differentiate it, so ``jax.grad`` of a jitted model with such a loop fails in JAX); a
+Python (unrolled) loop while the condition stays static, else a DataDependentError naming the
+node. Scan: ``lax.scan``.
 """
 
 from __future__ import annotations
@@ -16,7 +21,11 @@ from jax import lax
 
 from onnxport import importer
 
+from ...context import DataDependentError
 from ._static import is_tracer
+
+#: the largest static trip count run as a masked ``lax.scan`` when the condition is data-dependent
+MASKED_SCAN_LIMIT = 10_000
 
 
 def _traced(x: Any) -> bool:
@@ -35,6 +44,14 @@ def _jnp(x: Any) -> Any:
 
 def _flag(x: Any) -> bool:
     return bool(np.asarray(x).reshape(-1)[0])
+
+
+def _concrete(x: Any) -> np.ndarray | None:
+    """``x``'s value when it is known now (a JVP/linearize tracer outside ``jit`` too), else None."""
+    if not is_tracer(x):
+        return np.asarray(x)
+    value = getattr(x, "to_concrete_value", lambda: None)()
+    return None if value is None else np.asarray(value)
 
 
 @importer("If", since=25)
@@ -63,6 +80,14 @@ def loop(ctx, trip_count, cond, *v_initial, body):
         return _outputs(ctx, _python_loop(ctx, m, cond, list(v_initial), body, n_carried))
     if cond is None and m is not None and not _traced(m):
         return _outputs(ctx, _scan_loop(ctx, int(np.asarray(m)), list(v_initial), body, n_carried))
+    if _concrete(m) is not None and (cond is None or _concrete(cond) is not None):
+        try:  # concrete values under autodiff (grad outside jit): a Python loop JAX can reverse
+            return _outputs(ctx, _python_loop(ctx, m, cond, list(v_initial), body, n_carried))
+        except DataDependentError:
+            pass  # the body's condition is traced (jit): a structured loop below
+    static_m = None if m is None or _traced(m) else int(np.asarray(m).reshape(-1)[0])
+    if n_scan == 0 and cond is not None and static_m is not None and static_m <= MASKED_SCAN_LIMIT:
+        return _outputs(ctx, _masked_scan(ctx, static_m, cond, list(v_initial), body))
     if n_scan == 0:
         return _outputs(ctx, _while_loop(ctx, m, cond, list(v_initial), body))
     return _outputs(ctx, _python_loop(ctx, m, cond, list(v_initial), body, n_carried))
@@ -70,7 +95,10 @@ def loop(ctx, trip_count, cond, *v_initial, body):
 
 def _python_loop(ctx, m, cond, values, body, n_carried):
     """ONNX Loop semantics step by step; under tracing the condition must stay static."""
-    limit = None if m is None else int(np.asarray(m).reshape(-1)[0])
+    known = None if m is None else _concrete(m)
+    if m is not None and known is None:
+        raise ctx.data_dependent("the Loop trip count (it is traced)")
+    limit = None if known is None else int(known.reshape(-1)[0])
     if limit is None and cond is None:
         raise ctx.error("Loop has neither a trip count nor a condition: it would never end")
     go = np.array(True) if cond is None else cond
@@ -78,9 +106,10 @@ def _python_loop(ctx, m, cond, values, body, n_carried):
     i = 0
     while limit is None or i < limit:
         if cond is not None:
-            if _traced(go):
+            flag = _concrete(go)
+            if flag is None:
                 raise ctx.data_dependent("the number of Loop iterations (its condition is traced)")
-            if not _flag(go):
+            if not _flag(flag):
                 break
         outs = body(np.array(i, np.int64), go, *values)
         values = list(outs[1:1 + n_carried])
@@ -120,6 +149,23 @@ def _scan_loop(ctx, m, values, body, n_carried):
     except TypeError as exc:
         raise ctx.data_dependent(f"the Loop-carried shapes (they change between iterations: {exc})") from exc
     return list(carry) + list(ys)
+
+
+def _masked_scan(ctx, m, cond, values, body):
+    """A static trip count and a data-dependent condition, no scan outputs: ``lax.scan`` over all
+    ``m`` iterations, the carried values frozen once the condition is false (reverse-differentiable)."""
+    def step(state, i):
+        go, carry = state
+        outs = body(i, go, *carry)
+        new = [jnp.where(go, jnp.asarray(v).astype(jnp.asarray(c).dtype), c) for v, c in zip(outs[1:], carry)]
+        return (go & jnp.asarray(outs[0]).reshape(()).astype(bool), new), None
+
+    go = jnp.asarray(cond).reshape(()).astype(bool)
+    try:
+        (_, carry), _ = lax.scan(step, (go, _jnp(values)), jnp.arange(m, dtype=jnp.int64))
+    except TypeError as exc:
+        raise ctx.data_dependent(f"the Loop-carried shapes (they change between iterations: {exc})") from exc
+    return list(carry)
 
 
 def _while_loop(ctx, m, cond, values, body):
