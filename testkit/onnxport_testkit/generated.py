@@ -17,6 +17,7 @@ from .runner import (
 
 __all__ = [
     "test_onnx_export_sample",
+    "test_onnx_export_sample_opset",
     "test_onnx_import_case",
     "test_onnx_node_case",
     "test_onnx_node_variant",
@@ -60,6 +61,14 @@ def test_onnx_export_sample(onnx_export_sample, request: pytest.FixtureRequest) 
     extra: dict[str, Any] = {}
     request.node._onnxport_extra = extra
     run_export_sample(backend, prim, index, extra)
+
+
+def test_onnx_export_sample_opset(onnx_export_opset, request: pytest.FixtureRequest) -> None:
+    """The same sample exported at the lowest supported and the newest opset (not the default)."""
+    backend, prim, index, opset = onnx_export_opset
+    extra: dict[str, Any] = {}
+    request.node._onnxport_extra = extra
+    run_export_sample(backend, prim, index, extra, opset=opset)
 
 
 def test_onnx_roundtrip(onnx_roundtrip) -> None:

@@ -30,6 +30,7 @@ _SELECTION = pytest.StashKey["Selection"]()
 #: the one parameter of a generated test that has no case in this run: deselected, not skipped
 _NOTHING = ("onnxport: nothing selected",)
 _FIXTURES = ("onnx_node_case", "onnx_node_variant", "onnx_random_case", "onnx_import_case", "onnx_export_sample",
+             "onnx_export_opset",
              "onnx_roundtrip", "onnxport_primitive", "onnxport_hook", "onnxport_failure_list", "onnxport_backend",
              "onnxport_layout")
 
@@ -47,6 +48,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="write the generated tests' results as JSON to this path (for `onnxport coverage`)")
     group.addoption("--onnxport-no-random", action="store_true",
                     help="skip the random-input dtype variants")
+    group.addoption("--onnxport-all-opsets", action="store_true",
+                    help="run every export sample at the lowest and newest opsets too (default: the samples "
+                         "whose export can differ there: the primitive branches on the opset, or an op it emits "
+                         "changed or has a down-adapter)")
     group.addoption("--onnxport-no-variants", action="store_true",
                     help="skip the dynamic-batch and older-opset variants of the node cases")
 
@@ -220,6 +225,19 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:  # noqa: C901 - on
             for prim, i, s in _export_samples(reg, b, sel):
                 params.append(pytest.param((b, prim, i), id=f"{b}-export-{prim.target}-{s.name or i}"))
         _parametrize(metafunc, "onnx_export_sample", params)
+    if "onnx_export_opset" in names:
+        from .runner import backend_object, expected_failure, sample_opsets
+
+        params = []
+        for b in _backends(config):
+            be = backend_object(b)
+            for prim, i, s in _export_samples(reg, b, sel):
+                # a sample listed to fail at the default opset is not run again at the others
+                if expected_failure(be, f"export:{prim.target}", str(s.name or i)) is not None:
+                    continue
+                for opset in sample_opsets(prim, s, config.getoption("--onnxport-all-opsets")):
+                    params.append(pytest.param((b, prim, i, opset), id=f"{b}-export-{prim.target}-{s.name or i}-opset{opset}"))
+        _parametrize(metafunc, "onnx_export_opset", params)
     if "onnx_roundtrip" in names:
         params = []
         for b in _backends(config):
@@ -312,6 +330,11 @@ def _item_info(item: pytest.Item) -> dict[str, Any] | None:
         s = prim.samples[i]
         return {"kind": "export", "backend": b, "direction": "export", "case": f"{prim.target}[{s.name or i}]",
                 "target": prim.target, "emits": list(s.emits), "variant": None}
+    if "onnx_export_opset" in p:
+        b, prim, i, opset = p["onnx_export_opset"]
+        s = prim.samples[i]
+        return {"kind": "export", "backend": b, "direction": "export", "case": f"{prim.target}[{s.name or i}]",
+                "target": prim.target, "emits": list(s.emits), "variant": f"opset{opset}", "opset": opset}
     if "onnx_roundtrip" in p:
         b, what, obj, i = p["onnx_roundtrip"]
         if what == "case":

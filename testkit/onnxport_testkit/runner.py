@@ -374,7 +374,8 @@ def _symbolic_batch(proto: onnx.ModelProto) -> list[bool]:
     return out
 
 
-def run_exported(backend_name: str, sample: Any, proto: onnx.ModelProto, inputs: list[Any]) -> list[Any]:
+def run_exported(backend_name: str, sample: Any, proto: onnx.ModelProto, inputs: list[Any],
+                 fallback: bool = False) -> list[Any]:
     """Outputs of an exported sample's graph: onnxruntime by default; onnx.reference with the sample's
     numpy ``reference`` for its custom-domain ops; or, with ``runner="import"``, the graph imported
     back into the backend (its own import primitives run the custom ops)."""
@@ -387,30 +388,114 @@ def run_exported(backend_name: str, sample: Any, proto: onnx.ModelProto, inputs:
         return list(backend_object(backend_name).run(imported, inputs))
     if getattr(sample, "reference", None) is not None:
         return run_with_custom_ops(proto, inputs, sample.reference)
+    if fallback:  # another opset: onnx.reference where onnxruntime has no kernel of that version
+        from .reference import run_reference
+
+        return run_reference(proto, inputs)[0]
     return run_onnxruntime(proto, inputs)
 
 
-def run_export_sample(backend_name: str, prim: Any, index: int, extra: dict[str, Any]) -> None:
+def export_opsets() -> tuple[int, ...]:
+    """The opsets besides the default that every export sample also runs at: the lowest the
+    exporters support and the newest onnx knows."""
+    from onnxport import spec
+    from onnxport.export import DEFAULT_OPSET, MIN_OPSET
+
+    return tuple(o for o in dict.fromkeys((MIN_OPSET, spec.latest_opset())) if o != DEFAULT_OPSET)
+
+
+def sample_opsets(prim: Any, sample: Any, every: bool = False) -> tuple[int, ...]:
+    """The opsets of :func:`export_opsets` where the sample's export can differ from the default's:
+    its primitive branches on the opset (its source mentions ``opset``), or an op it emits
+    (``sample.emits``) has another schema version there or a down-adapter that applies there.
+    ``every``: all of them (``--onnxport-all-opsets``)."""
+    import inspect
+
+    import onnxport
+    from onnxport import spec
+    from onnxport.export import DEFAULT_OPSET
+
+    if every:
+        return export_opsets()
+    try:
+        branches = "opset" in inspect.getsource(prim.fn)
+    except (OSError, TypeError):
+        branches = True
+    if branches:
+        return export_opsets()
+    reg = onnxport.registry()
+    out = []
+    for opset in export_opsets():
+        for op in sample.emits:
+            here = spec.get_spec(op, opset).since_version if spec.has_spec(op, opset) else None
+            default = spec.get_spec(op, DEFAULT_OPSET).since_version if spec.has_spec(op, DEFAULT_OPSET) else None
+            if here != default or any(opset < d.below for d in reg.down_adapters(op)):
+                out.append(opset)
+                break
+    return tuple(out)
+
+
+def _refusal_justified(backend_name: str, sample: Any, target: str, opset: int) -> list[str]:
+    """The ops of the sample's default-opset export that ``opset`` lacks and no down-adapter
+    writes with older ops: what makes refusing ``opset`` right (empty: the refusal is a bug)."""
+    import onnxport
+    from onnxport import spec
+
+    proto, _, _, _ = _export_sample(backend_name, sample, target=target)
+    reg = onnxport.registry()
+    lacking = []
+    for op in emitted_ops(proto):
+        domain, _, name = op.rpartition("::")
+        if domain:
+            continue
+        first = spec.versions(name)[0] if spec.versions(name) else None
+        if first is None or first <= opset:
+            continue
+        if not any(opset < d.below for d in reg.down_adapters(name)):
+            lacking.append(f"{name} (from opset {first})")
+    return lacking
+
+
+def run_export_sample(backend_name: str, prim: Any, index: int, extra: dict[str, Any],
+                      opset: int | None = None) -> None:
     """Trace a declared sample, ``onnx.checker`` it, run it in onnxruntime, compare, check op types.
 
     Where the exported graph kept dim 0 of an input symbolic, the sample is also run with one
-    more row on that dim (a copy of row 0, so index inputs stay in range).
+    more row on that dim (a copy of row 0, so index inputs stay in range). With ``opset`` (another
+    than the default), the sample is exported at that opset; a :class:`ConversionError` there
+    passes only when an op of the default export has no schema at ``opset`` and no down-adapter.
     """
     backend = backend_object(backend_name)
     sample = prim.samples[index]
     name = sample_name(prim.target, index, sample)
 
     def go() -> None:
-        proto, inputs, model, ready = _export_sample(backend_name, sample, target=prim.target)
+        if opset is None:
+            proto, inputs, model, ready = _export_sample(backend_name, sample, target=prim.target)
+        else:
+            from onnxport.errors import ConversionError
+
+            try:
+                proto, inputs, model, ready = _export_sample(backend_name, sample, opset, target=prim.target)
+            except ConversionError as exc:
+                lacking = _refusal_justified(backend_name, sample, prim.target, opset)
+                if not lacking:
+                    raise AssertionError(f"{name}: export at opset {opset} refused although every op of the "
+                                         f"default export exists there: {exc}") from exc
+                extra["refused"] = f"opset {opset} lacks {lacking}"
+                return
+            got = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), 0)
+            assert got == opset, f"{name}: exported at opset {got}, asked {opset}"
         ops = emitted_ops(proto)
         extra["emitted"] = ops
         extra["opset"] = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), 0)
-        missing = [op for op in sample.emits if op not in ops]
+        # ``emits`` describes the default opset (another opset may write the op with older ops)
+        missing = [op for op in sample.emits if op not in ops] if opset is None else []
         assert not missing, f"{name}: the exported graph lacks {missing}; it has {ops}"
         export_part(backend).check_exported_sample(prim, ready, model)
         names = [o.name for o in proto.graph.output]
         expected = native_outputs(backend_name, ready)
-        actual = run_exported(backend_name, sample, proto, inputs)
+        actual = run_exported(backend_name, sample, proto, inputs, fallback=opset is not None)
         tol = export_tolerances(prim)
         _compare_all(names, expected, actual, rtol=sample.rtol, atol=sample.atol, overrides=tol)
         grow = _symbolic_batch(proto)
@@ -420,11 +505,12 @@ def run_export_sample(backend_name: str, prim: Any, index: int, extra: dict[str,
             bigger = [np.concatenate([x, x[:1]], 0) if g else x for x, g in zip(inputs, grow)]
             args = tuple(backend.from_numpy(x) for x in bigger)
             expected = native_outputs(backend_name, ready, args)
-            actual = run_exported(backend_name, sample, proto, bigger)
+            actual = run_exported(backend_name, sample, proto, bigger, fallback=opset is not None)
             _compare_all([f"{n} (dim 0 grown)" for n in names], expected, actual, rtol=sample.rtol, atol=sample.atol,
                          overrides=tol)
 
-    check(backend_name, f"export:{prim.target}", str(sample.name or index), go)
+    variant = str(sample.name or index) + ("" if opset is None else f"-opset{opset}")
+    check(backend_name, f"export:{prim.target}", variant, go)
 
 
 def run_sample_roundtrip(backend_name: str, prim: Any, index: int) -> None:
@@ -446,8 +532,14 @@ def run_sample_roundtrip(backend_name: str, prim: Any, index: int) -> None:
             pytest.skip(f"not registered in {backend_name}: {', '.join(missing)}")
         imported = onnxport.import_model(proto, backend=backend_name)
         actual = list(backend.run(imported, inputs))
-        _compare_all([o.name for o in proto.graph.output], expected, actual, rtol=sample.rtol, atol=sample.atol,
-                     overrides=export_tolerances(prim))
+        names = [o.name for o in proto.graph.output]
+        _compare_all(names, expected, actual, rtol=sample.rtol, atol=sample.atol, overrides=export_tolerances(prim))
+        # and against a runtime that is neither the exporter nor the importer: the exported graph
+        # in onnxruntime (or the sample's stated reference for custom ops)
+        if getattr(sample, "runner", "onnxruntime") != "import":
+            independent = run_exported(backend_name, sample, proto, inputs)
+            _compare_all([f"{n} (vs onnxruntime)" for n in names], independent, actual, rtol=sample.rtol,
+                         atol=sample.atol, overrides=export_tolerances(prim))
         export_part(backend).check_roundtrip(ready, imported)
 
     check(backend_name, f"export:{prim.target}", f"{sample.name or index}-roundtrip", go)
