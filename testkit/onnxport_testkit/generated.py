@@ -8,6 +8,7 @@ import pytest
 
 from .runner import (
     run_case_roundtrip,
+    run_edge_case,
     run_export_sample,
     run_import_case,
     run_node_case,
@@ -16,6 +17,7 @@ from .runner import (
 )
 
 __all__ = [
+    "test_onnx_edge_case",
     "test_onnx_export_sample",
     "test_onnx_export_sample_opset",
     "test_onnx_import_case",
@@ -47,6 +49,12 @@ def test_onnx_random_case(onnx_random_case) -> None:
     """A node case's model on random inputs of one allowed dtype, against onnxruntime."""
     backend, case, variant = onnx_random_case
     run_random_case(backend, case, variant)
+
+
+def test_onnx_edge_case(onnx_edge_case) -> None:
+    """NaN/inf, zeros, an empty dimension or a negative axis in a node case, vs onnxruntime."""
+    backend, case, variant = onnx_edge_case
+    run_edge_case(backend, case, variant)
 
 
 def test_onnx_import_case(onnx_import_case) -> None:

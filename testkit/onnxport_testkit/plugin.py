@@ -7,6 +7,7 @@ and every case its registry can run (``from onnxport_testkit.generated import *`
 - ``onnx_node_variant``: the same cases with a dynamic batch dimension, and converted down to
   older opsets (the core's adapters bring them back);
 - ``onnx_random_case``: random inputs per dtype the op spec allows, against onnxruntime;
+- ``onnx_edge_case``: NaN/inf, zeros, empty-dimension and negative-axis variants (``edge.EDGE_OPS``);
 - ``onnx_import_case``: ``ImportCase``\\ s declared beside import primitives (custom ops);
 - ``onnx_export_sample``: ``Sample``\\ s declared beside export primitives;
 - ``onnx_roundtrip``: import(export(sample)) and export(import(case)) where a backend does both;
@@ -30,7 +31,7 @@ _SELECTION = pytest.StashKey["Selection"]()
 #: the one parameter of a generated test that has no case in this run: deselected, not skipped
 _NOTHING = ("onnxport: nothing selected",)
 _FIXTURES = ("onnx_node_case", "onnx_node_variant", "onnx_random_case", "onnx_import_case", "onnx_export_sample",
-             "onnx_export_opset",
+             "onnx_export_opset", "onnx_edge_case",
              "onnx_roundtrip", "onnxport_primitive", "onnxport_hook", "onnxport_failure_list", "onnxport_backend",
              "onnxport_layout")
 
@@ -208,6 +209,20 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:  # noqa: C901 - on
                     for variant in V.random_variants(c):
                         params.append(pytest.param((b, c, variant), id=f"{b}-{c.name}-{variant}"))
         _parametrize(metafunc, "onnx_random_case", params)
+    if "onnx_edge_case" in names:
+        from .edge import edge_variants
+
+        params = []
+        if not config.getoption("--onnxport-no-random"):
+            for b in _backends(config):
+                by_op: dict[str, list[Any]] = {}
+                runnable = _runnable(b, _selected_cases(config))
+                for c in sorted(runnable, key=lambda c: c.name):
+                    by_op.setdefault(c.ops[0][1], []).append(c)
+                for c in runnable:
+                    for variant in edge_variants(c, by_op[c.ops[0][1]]):
+                        params.append(pytest.param((b, c, variant), id=f"{b}-{c.name}-{variant}"))
+        _parametrize(metafunc, "onnx_edge_case", params)
     if "onnx_import_case" in names:
         from .semantic_cases import cases_of
 
@@ -312,6 +327,9 @@ def _item_info(item: pytest.Item) -> dict[str, Any] | None:
     if "onnx_node_variant" in p:
         b, c, v = p["onnx_node_variant"]
         return _case_info(b, c, "variant", v)
+    if "onnx_edge_case" in p:
+        b, c, v = p["onnx_edge_case"]
+        return _case_info(b, c, "edge", v)
     if "onnx_random_case" in p:
         b, c, v = p["onnx_random_case"]
         return _case_info(b, c, "random", v)

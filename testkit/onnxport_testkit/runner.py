@@ -247,6 +247,36 @@ def run_random_case(backend_name: str, case: NodeCase, variant: str) -> None:
     check(backend_name, case.name, variant, go, case.ops)
 
 
+def run_edge_case(backend_name: str, case: NodeCase, variant: str) -> None:
+    """An edge-value variant (onnxport_testkit.edge) vs onnxruntime; NaN equals NaN."""
+    from .edge import edge_model, expected_edge_failure
+    from .reference import run_reference
+
+    backend = backend_object(backend_name)
+    model, inputs = edge_model(case, variant)
+    with np.errstate(all="ignore"):
+        expected, source = run_reference(model, inputs)
+    reason = expected_edge_failure(backend, case, variant)
+    name = f"{case.name}[{variant}]"
+    try:
+        with np.errstate(all="ignore"):
+            actual = run_backend(backend_name, model, inputs)
+            compare_with_reference(model, inputs, expected, source, actual,
+                                   import_tolerances(backend_name, case.ops))
+    except Exception as exc:
+        if reason is None:
+            if isinstance(exc, AssertionError):
+                raise
+            raise AssertionError(f"{name}: {type(exc).__name__}: {exc}") from exc
+        how, why = failure_mode(reason)
+        if how == failed_how(exc):
+            pytest.xfail(reason)
+        raise AssertionError(f"{name}: listed as failing with [{how}] ({why[:120]}), but it failed with "
+                             f"[{failed_how(exc)}]: {str(exc)[:500]}") from exc
+    if reason is not None:
+        pytest.fail(f"{name} passes but is listed as an expected failure ({reason!r}): remove it from the list")
+
+
 # -- declared import cases -----------------------------------------------------------------------
 def import_case_model(prim: Any, case: Any) -> onnx.ModelProto:
     """A one-node model for a declared :class:`onnxport.ImportCase` of an import primitive."""
