@@ -11,6 +11,7 @@ import onnx_ir as ir
 
 from . import driver as _convert
 from . import io as _io
+from . import progress
 from . import validate as _validate
 from .backend import Backend, export_part
 from .errors import BackendNotFoundError
@@ -56,9 +57,13 @@ def import_model(
     :returns: the backend's native object; called with the graph's inputs positionally or by name.
     """
     be = get_backend(backend)
-    ir_model = _fresh_model(model)
-    plan = _convert.prepare(ir_model, backend, registry(), **options)
-    return be.import_model(plan, **options)
+    with progress.task(f"import ({backend})", total=3) as step:
+        step("load")
+        ir_model = _fresh_model(model)
+        step("validate and adapt")
+        plan = _convert.prepare(ir_model, backend, registry(), **options)
+        step("build")
+        return be.import_model(plan, **options)
 
 
 def prepare(model: Any, backend: str = "torch", **options: Any) -> _convert.ImportPlan:
@@ -116,7 +121,9 @@ def export_model(obj: Any, example_inputs: Any = (), *, opset: int | None = None
     exp = export_part(get_backend(name))
     if exp is None:
         raise BackendNotFoundError(f"backend {name!r} cannot export models yet")
-    return exp.export_model(obj, example_inputs, opset=opset, **options)
+    with progress.task(f"export ({name})", total=1) as step:
+        step("trace")
+        return exp.export_model(obj, example_inputs, opset=opset, **options)
 
 
 def convert(obj: Any, to: str, example_inputs: Any = (), *, opset: int | None = None,

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 import onnx_ir as ir
 
+from . import progress
 from .build import Builder, check_opset
 from .errors import ConversionError
 
@@ -138,6 +139,7 @@ def finish(
     :param targets: the framework ops that were traced, recorded under :func:`targets_key`.
     :param registry: where down-adapters come from (default: the process registry).
     """
+    progress.stage("optimize")
     rename_io(model, options.input_names, options.output_names)
     if options.fold_batchnorm:
         from .optimize import fold_batchnorm
@@ -147,6 +149,7 @@ def finish(
         from .optimize import optimize
 
         optimize(model, foldable=foldable)
+    progress.stage("check")
     downgrade(model, registry)
     check_opset(model)
     model.meta[targets_key(backend)] = sorted(set(targets))

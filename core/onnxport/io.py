@@ -11,6 +11,7 @@ import onnx
 import onnx_ir as ir
 from google.protobuf.message import DecodeError
 
+from . import progress as _progress
 from . import validate as _validate
 from .errors import ModelError, UnsafeModelError
 
@@ -216,7 +217,8 @@ def save(
     :param external_data: a file name beside ``path`` (relative location), ``True`` for
         ``<model file name>.data``, ``False`` to never write external data, ``None`` (default)
         for external data only when the tensors pass protobuf's 2 GB limit.
-    :param progress: show a progress bar (default: on a terminal, for saves of 1 GB or more).
+    :param progress: show a progress bar (True), never (False), or (None, default) on a terminal
+        when the save takes more than a second.
     """
     if isinstance(model, onnx.ModelProto):
         model = ir.serde.deserialize_model(model)
@@ -233,24 +235,10 @@ def save(
         external_data = None
     elif Path(external_data).is_absolute() or ".." in Path(external_data).parts:
         raise ModelError(f"external_data={str(external_data)!r} must be a file name beside the model")
-    callback = None
-    bar = None
-    if progress or (progress is None and size >= 2**30 and _on_terminal()):
-        from tqdm import tqdm
-
-        bar = tqdm(total=size, unit="B", unit_scale=True, desc=f"saving {path.name}")
-
+    with _progress.task(f"saving {path.name}", total=size, unit="B", enabled=progress) as step:
         def callback(tensor, info) -> None:
-            bar.update(tensor.nbytes)
+            step("", tensor.nbytes)
 
-    try:
         ir.save(model, path, external_data=external_data, callback=callback if external_data else None)
-    finally:
-        if bar is not None:
-            bar.close()
 
 
-def _on_terminal() -> bool:
-    import sys
-
-    return bool(getattr(sys.stderr, "isatty", lambda: False)()) and not os.environ.get("TQDM_DISABLE")

@@ -9,18 +9,15 @@ folder for the backend named with ``--to``. Backends provide ``save(native, path
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import onnx_ir as ir
 
-from . import api
+from . import api, progress
 from . import io as _io
 from .errors import BackendNotFoundError, InputError
 
@@ -80,28 +77,6 @@ def _supports(be: Any, feature: str) -> bool:
     return bool(supports(feature)) if supports is not None else hasattr(be, feature)
 
 
-@contextlib.contextmanager
-def _progress(total: int) -> Iterator[Any]:
-    """A tqdm bar on a terminal that appears once the conversion has taken a second."""
-    try:
-        from tqdm import tqdm
-    except ImportError:  # tqdm is optional
-        tqdm = None
-    if tqdm is None or not sys.stderr.isatty():
-        yield lambda step: None
-        return
-    bar = tqdm(total=total, delay=1.0, unit="step", leave=False)
-
-    def step(name: str) -> None:
-        bar.set_description(name)
-        bar.update(1)
-
-    try:
-        yield step
-    finally:
-        bar.close()
-
-
 def _to_numpy(be: Any, outs: Any) -> list[np.ndarray]:
     outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
     to_np = getattr(be, "to_numpy", None)
@@ -139,7 +114,7 @@ def convert_file(src: str | os.PathLike, out: str | os.PathLike, *, to: str | No
     source, target, out = reader_of(src), writer_of(out, to), Path(out)
     if source == "onnx" and target == "onnx" and to is None:
         raise InputError("both sides are ONNX: name a backend to go through with --to/--backend")
-    with _progress(5) as step:
+    with progress.task("convert", total=5) as step:
         step("load")
         if source == "onnx":
             model = _io.load(src)

@@ -95,3 +95,39 @@ def folded_elements(op_type: str, shapes: list[tuple[int, ...] | None], value: C
                     return math.prod(int(d * abs(float(s))) + 1 for d, s in zip(shapes[0], arr))
                 return None
     return None
+
+
+def check_call(op_type: str, label: str, args: Sequence[Any], shape_of: Callable[[Any], Any],
+               value_of: Callable[[Any], Any]) -> None:
+    """Refuse, before a size-growing op runs, a result larger than the memory budget.
+
+    Does nothing for other ops, or where the sizes are not concrete (symbolic shapes, traced
+    values). ``shape_of``/``value_of`` read a framework value's shape and numpy value.
+    """
+    if op_type not in GROWING_OPS:
+        return
+    try:
+        size = folded_elements(op_type, [None if a is None else tuple(shape_of(a)) for a in args],
+                               lambda i: value_of(args[i]))
+    except (IndexError, TypeError, ValueError, OverflowError, AttributeError, RuntimeError, NotImplementedError):
+        return  # traced or symbolic values: nothing concrete to size
+    if size is not None:
+        check_budget(size, label)
+
+
+def fold_fits(op_type: str, args: Sequence[Any], shape_of: Callable[[Any], Any], value_of: Callable[[Any], Any],
+              limit: int = FOLD_ELEMENTS) -> bool:
+    """Whether folding ``op_type`` on these constant inputs creates at most ``limit`` elements.
+
+    Sized before computing: a size-growing op whose result would be larger stays a run-time
+    computation (sized again, against the memory budget, when it runs). Other ops always fit.
+    """
+    if op_type not in GROWING_OPS:
+        return True
+    try:
+        size = folded_elements(op_type, [None if a is None else tuple(shape_of(a)) for a in args],
+                               lambda i: value_of(args[i]))
+    except (IndexError, KeyError, TypeError, ValueError, OverflowError):
+        return True
+    return size is None or size <= limit
+

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import onnx
 import onnx_ir as ir
+import onnxruntime as ort
 import pytest
 from onnx import helper, numpy_helper
 
@@ -189,3 +190,83 @@ def test_conv_transpose_instance_norm_prelu_depthwise() -> None:
     shapes = {k: v.const_value.shape for k, v in pruned.graph.initializers.items()}
     assert shapes["wt"] == (3, 3, 2, 2) and shapes["slope"] == (3, 1, 1) and shapes["wd"] == (3, 1, 3, 3)
     assert [n for n in pruned.graph if n.name == "dw"][0].attributes["group"].value == 3
+
+
+def test_grouped_conv_prunes_the_same_local_channels_in_every_group() -> None:
+    from .test_surgery_prune import kill_channels
+
+    # conv1: 8 channels -> grouped conv (group=2, 4 in / 6 out per group) -> ConvTranspose (group=2) -> conv3
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["h"], name="conv1", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["h"], ["r"], name="relu"),
+             helper.make_node("Conv", ["r", "wg", "bg"], ["gc"], name="grouped", group=2, pads=[1, 1, 1, 1]),
+             helper.make_node("ConvTranspose", ["gc", "wt"], ["t"], name="up", group=2, strides=[2, 2]),
+             helper.make_node("Conv", ["t", "w3"], ["y"], name="conv3")]
+    inits = [_w("w1", 8, 3, 3, 3), _w("b1", 8), _w("wg", 12, 4, 3, 3, seed=1), _w("bg", 12, seed=2),
+             _w("wt", 12, 5, 2, 2, seed=3), _w("w3", 4, 10, 1, 1, seed=4)]
+    model = make_model(nodes, [tensor_info("x", [1, 3, 5, 5])], [tensor_info("y", None)], inits, opset=17)
+    groups = size_groups(model)
+    assert groups["conv1"].size == 4 and groups["grouped"].size == 6 and groups["up"].size == 5
+    assert groups["conv1"].prunable and groups["grouped"].prunable and groups["up"].prunable
+    killed, keep = kill_channels(model.SerializeToString(), 0.5)
+    pruned = prune_channels(killed, keep=keep)
+    x = np.random.default_rng(0).standard_normal((1, 3, 5, 5)).astype(np.float32)
+    np.testing.assert_allclose(run(pruned, x), run(killed, x), rtol=1e-4, atol=1e-5)
+    shapes = {k: v.const_value.shape for k, v in pruned.graph.initializers.items()}
+    assert shapes["w1"] == (4, 3, 3, 3) and shapes["wg"] == (6, 2, 3, 3) and shapes["bg"] == (6,)
+    assert shapes["wt"] == (6, 3, 2, 2) and shapes["w3"] == (4, 6, 1, 1)
+    assert [n for n in pruned.graph if n.name == "grouped"][0].attributes["group"].value == 2
+    onnx.checker.check_model(ir.serde.serialize_model(pruned), full_check=True)
+    # widening a grouped layer adds the new channels to every group (sizes are per group)
+    from onnxport.edit import widen_channels
+
+    wide = widen_channels(model, "grouped", 8)
+    shapes = {k: v.const_value.shape for k, v in wide.graph.initializers.items()}
+    assert shapes["wg"] == (16, 4, 3, 3) and shapes["wt"] == (16, 5, 2, 2)
+    np.testing.assert_allclose(run(wide, x), run(model, x), rtol=1e-5, atol=1e-5)
+
+
+def test_grouped_conv_with_one_channel_per_group_stays_fixed() -> None:
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["h"], name="conv1"),
+             helper.make_node("Conv", ["h", "wg"], ["y0"], name="mult", group=4),
+             helper.make_node("Conv", ["y0", "w2"], ["y"], name="conv2")]
+    inits = [_w("w1", 4, 3, 1, 1), _w("wg", 8, 1, 1, 1), _w("w2", 2, 8, 1, 1)]
+    model = make_model(nodes, [tensor_info("x", [1, 3, 5, 5])], [tensor_info("y", None)], inits, opset=17)
+    groups = size_groups(model)
+    assert "grouped convolution" in (groups["conv1"].fixed or "")
+
+
+def _group_norm(x: np.ndarray, g: int, scale: np.ndarray, bias: np.ndarray, eps: float = 1e-5) -> np.ndarray:
+    n, c = x.shape[:2]
+    xg = x.reshape(n, g, -1)
+    xg = (xg - xg.mean(-1, keepdims=True)) / np.sqrt(xg.var(-1, keepdims=True) + eps)
+    return xg.reshape(x.shape) * scale.reshape(1, c, 1, 1) + bias.reshape(1, c, 1, 1)
+
+
+def test_group_norm_and_lrn_follow_the_pruned_channels() -> None:
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["h"], name="conv1", pads=[1, 1, 1, 1]),
+             helper.make_node("GroupNormalization", ["h", "s", "b"], ["n"], name="gnorm", num_groups=2),
+             helper.make_node("LRN", ["n"], ["l"], name="lrn", size=3),
+             helper.make_node("Conv", ["l", "w2"], ["y"], name="conv2")]
+    w1, s, b, w2 = (np.random.default_rng(i).standard_normal(shape).astype(np.float32)
+                    for i, shape in enumerate([(8, 3, 3, 3), (8,), (8,), (4, 8, 1, 1)]))
+    inits = [numpy_helper.from_array(a, k) for a, k in ((w1, "w1"), (s, "s"), (b, "b"), (w2, "w2"))]
+    model = make_model(nodes, [tensor_info("x", [2, 3, 5, 5])], [tensor_info("y", [2, 4, 5, 5])], inits, opset=21)
+    groups = size_groups(model)
+    g = groups["conv1"]
+    assert g.size == 4 and g.prunable and "gnorm" in " ".join(g.mixes) and "lrn" in " ".join(g.mixes)
+    pruned = prune_channels(model, keep={"conv1": [0, 2, 3]})
+    shapes = {k: v.const_value.shape for k, v in pruned.graph.initializers.items()}
+    assert shapes["w1"] == (6, 3, 3, 3) and shapes["s"] == (6,) and shapes["w2"] == (4, 6, 1, 1)
+    # numpy reference of the pruned network: the same local channels kept in both groups
+    kept = np.array([0, 2, 3, 4, 6, 7])
+    x = np.random.default_rng(9).standard_normal((2, 3, 5, 5)).astype(np.float32)
+    sess = ort.InferenceSession(
+        make_model(nodes[:1], [tensor_info("x", [2, 3, 5, 5])], [tensor_info("h", [2, 6, 5, 5])],
+                   [numpy_helper.from_array(w1[kept], "w1")], opset=21).SerializeToString(),
+        providers=["CPUExecutionProvider"])
+    h = sess.run(None, {"x": x})[0]
+    n = _group_norm(h, 2, s[kept], b[kept])
+    sq = np.pad(n ** 2, ((0, 0), (1, 1), (0, 0), (0, 0)))
+    lrn = n / (1.0 + 1e-4 / 3 * (sq[:, :-2] + sq[:, 1:-1] + sq[:, 2:])) ** 0.75
+    expected = np.einsum("oc,nchw->nohw", w2[:, kept, 0, 0], lrn)
+    np.testing.assert_allclose(run(pruned, x), expected, rtol=1e-4, atol=1e-4)

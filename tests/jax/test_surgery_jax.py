@@ -64,3 +64,29 @@ def test_to_sequential_nests_blocks_in_jax() -> None:
     assert isinstance(seq[1], Residual) and isinstance(seq[1].shortcut, Identity)
     v = np.array([-1.0, 2.0], np.float32)
     np.testing.assert_allclose(np.asarray(seq(v)), np.maximum(v, 0) + 1 / (1 + np.exp(-np.maximum(v, 0))), rtol=1e-6)
+
+
+def test_to_sequential_keeps_a_shared_weight_one_leaf() -> None:
+    if "jax" not in onnxport.backends():
+        pytest.skip("the jax backend is not installed")
+    from onnx import numpy_helper
+
+    wv = np.array([[0.5, -1.0], [2.0, 0.25]], np.float32)
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["a"], name="first"),
+             helper.make_node("Sigmoid", ["a"], ["b"], name="sig"),
+             helper.make_node("MatMul", ["b", "w"], ["c"], name="second"),
+             helper.make_node("Add", ["a", "c"], ["y"], name="residual")]
+    small = make_model(nodes, [tensor_info("x", [3, 2])], [tensor_info("y", [3, 2])],
+                       [numpy_helper.from_array(wv, "w")])
+    seq = onnxport.to_sequential(small, backend="jax")
+    assert list(seq.params["shared"]) == ["w"]
+    leaves = jax.tree_util.tree_leaves(seq.params)
+    assert len(leaves) == 1  # the one weight, once
+    x = np.random.default_rng(1).standard_normal((3, 2)).astype(np.float32)
+    a = x @ wv
+    np.testing.assert_allclose(np.asarray(seq(x)), a + (1 / (1 + np.exp(-a))) @ wv, rtol=1e-5, atol=1e-6)
+    # its gradient sums both uses: the same as the whole imported model's
+    g_seq = jax.grad(lambda p: seq.apply(p, x).sum())(seq.params)["shared"]["w"]
+    whole = onnxport.import_model(small, backend="jax")
+    g_whole = jax.grad(lambda p: whole.apply(p, x).sum())(whole.params)["w"]
+    np.testing.assert_allclose(np.asarray(g_seq), np.asarray(g_whole), rtol=1e-5, atol=1e-6)

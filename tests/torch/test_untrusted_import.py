@@ -13,6 +13,7 @@ from onnx import TensorProto, helper, numpy_helper
 import onnxport
 from onnxport.errors import ConversionError, ModelError
 
+from .._hostile import BOMB_OPS, BUDGET, bomb_model, inconsistent_matmul
 from ..conftest import make_model, tensor_info
 
 HOSTILE = ["in'put\n(1)", 'x"); import os; os.system("echo pwned") #', "class", "def", "lambda", "1abc", "self",
@@ -66,34 +67,17 @@ def test_names_that_sanitize_alike_stay_distinct():
 
 
 def test_inconsistent_shapes_fail_at_call_time_as_conversion_error_naming_the_node():
-    w = numpy_helper.from_array(np.ones((16, 5), np.float32), "w")
-    model = make_model([helper.make_node("MatMul", ["x", "w"], ["y"], name="proj")],
-                       [tensor_info("x", ["n", "k"])], [tensor_info("y", ["n", 5])], [w])
-    module = onnxport.import_model(model)
+    module = onnxport.import_model(inconsistent_matmul())
     with pytest.raises(ConversionError, match=r"'proj' \(ai.onnx::MatMul\)"):
         module(torch.ones(8, 2))
 
 
-@pytest.mark.parametrize("op", ["ConstantOfShape", "Tile", "Expand", "Range"])
+@pytest.mark.parametrize("op", BOMB_OPS)
 def test_folding_bombs_are_sized_before_computing(op, monkeypatch):
     """A 300-byte model asking for a 16 GB constant imports at once and refuses to run it."""
-    big = 2**16
-    i64 = lambda a, n: numpy_helper.from_array(np.array(a, np.int64), n)  # noqa: E731
-    if op == "ConstantOfShape":
-        inits, ins = [i64([big, big], "s")], ["s"]
-    elif op == "Tile":
-        inits, ins = [numpy_helper.from_array(np.ones((2, 2), np.float32), "d"), i64([big, big], "r")], ["d", "r"]
-    elif op == "Expand":
-        inits, ins = [numpy_helper.from_array(np.ones(1, np.float32), "d"), i64([big, big], "s")], ["d", "s"]
-    else:
-        inits, ins = [i64(0, "a"), i64(big * big, "b"), i64(1, "c")], ["a", "b", "c"]
-    dtype = TensorProto.INT64 if op == "Range" else TensorProto.FLOAT
-    model = make_model([helper.make_node(op, ins, ["big"], name="bomb"),
-                        helper.make_node("ReduceSum", ["big"], ["s_out"], name="sum", keepdims=0)],
-                       [], [tensor_info("s_out", None, dtype)], inits)
-    monkeypatch.setenv("ONNXPORT_MAX_ELEMENTS", str(2**28))
+    monkeypatch.setenv("ONNXPORT_MAX_ELEMENTS", str(BUDGET))
     t0 = time.perf_counter()
-    module = onnxport.import_model(model)
+    module = onnxport.import_model(bomb_model(op))
     assert time.perf_counter() - t0 < 10
     if op == "Expand":
         return  # a broadcast view: torch allocates nothing, the sum streams

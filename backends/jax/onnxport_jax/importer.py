@@ -23,6 +23,7 @@ from onnxport.driver import ImportPlan, is_weight_use, iter_graphs
 from onnxport.errors import ConversionError, InputError, OnnxportError
 from onnxport.inputs import CallCheck, InputSpec, bind_inputs, input_spec
 from onnxport.opfacts import NO_FOLD_OPS, RANDOM_OPS
+from onnxport.safety import GROWING_OPS, check_call, fold_fits
 
 from . import dtypes, layout
 from .context import CALL, CallState, DataDependentError, Mode, NodeContext, is_static
@@ -110,6 +111,8 @@ class _Step:
         self.convert: tuple[str | None, ...] | None = None  # per input, set by layout.plan
 
     def call(self, args: list[Any], attrs: dict[str, Any]) -> list[Any]:
+        if self.ctx.op_type in GROWING_OPS:  # sized before allocating, where the values are concrete
+            check_call(self.ctx.op_type, self.ctx.label, args, lambda a: np.shape(a), lambda a: np.asarray(a))
         try:
             result = self.fn(self.ctx, *args, **attrs)
         except OnnxportError:
@@ -568,7 +571,9 @@ class _Builder:
             elif attr.type == ir.AttributeType.GRAPHS:
                 subgraphs.append((name, [self.compile(g) for g in attr.value], True))
         step = _Step(node, info.primitive.fn, ctx, dict(info.attributes), subgraphs, self._foldable(node))
-        if step.foldable and all(v is None or v in self.static for v in node.inputs):
+        if (step.foldable and all(v is None or v in self.static for v in node.inputs)
+                and fold_fits(node.op_type, [None if v is None else self.static[v] for v in node.inputs],
+                              np.shape, np.asarray, _FOLD_LIMIT)):
             env = _Env(self.static)
             try:
                 step.run(env)

@@ -1,19 +1,17 @@
 """An ONNX graph as nested JAX containers: one imported step per node, residual blocks nested.
 
-Each step is the node's own sub-model (cut with :func:`onnxport.edit.extract`) imported as a
-:class:`~onnxport_jax.importer.JaxModel`. Containers hold a params pytree of their children's
-params and a pure ``apply(params, x)``, so ``jax.grad``/``jax.jit`` work on the whole stack.
+Each step is the node's own sub-model (cut by the core's :func:`onnxport.surgery.blocks.nest`)
+imported as a :class:`~onnxport_jax.importer.JaxModel`. Containers hold a params pytree of their
+children's params and a pure ``apply(params, x)``, so ``jax.grad``/``jax.jit`` work on the whole
+stack. A weight that several steps read (one initializer) is one leaf, under ``"shared"``: its
+gradient is the sum over its uses.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import onnx
-import onnx_ir as ir
-
 from onnxport.driver import ImportPlan
-from onnxport.errors import ModelError
 
 
 class Identity:
@@ -29,16 +27,41 @@ class Identity:
 
 
 class _Container:
+    #: weights that several steps read (initializer name -> array), one leaf for all of them;
+    #: ``to_sequential`` gives every container of one model the same dict
+    shared: dict[str, Any] = {}
+
     def _children(self) -> dict[str, Any]:
         raise NotImplementedError
 
     @property
     def params(self) -> dict[str, Any]:
-        """The children's params by child name (``"0"``, ``"body"`` ...): one pytree."""
-        return {k: c.params for k, c in self._children().items()}
+        """The children's params by child name (``"0"``, ``"body"`` ...) and, under ``"shared"``,
+        the weights several steps read (each once): one pytree."""
+        tree = _tree(self, frozenset(self.shared))
+        return {**tree, "shared": dict(self.shared)} if self.shared else tree
+
+    def apply(self, params: dict[str, Any], x: Any) -> Any:
+        """The pure function of ``params`` (a tree like :attr:`params`)."""
+        return self._apply(params, x, params.get("shared", {}))
+
+    def _apply(self, params: dict[str, Any], x: Any, shared: dict[str, Any]) -> Any:
+        raise NotImplementedError
 
     def __call__(self, x: Any) -> Any:
         return self.apply(self.params, x)
+
+
+def _tree(obj: Any, shared: frozenset[str]) -> dict[str, Any]:
+    if isinstance(obj, _Container):
+        return {k: _tree(c, shared) for k, c in obj._children().items()}
+    return {k: v for k, v in obj.params.items() if k not in shared}
+
+
+def _run(obj: Any, params: dict[str, Any], shared: dict[str, Any], *x: Any) -> Any:
+    if isinstance(obj, _Container):
+        return obj._apply(params, *x, shared)
+    return obj.apply({**params, **shared} if shared else params, *x)
 
 
 class Sequential(_Container):
@@ -62,9 +85,9 @@ class Sequential(_Container):
     def __iter__(self):
         return iter(self.steps)
 
-    def apply(self, params: dict[str, Any], x: Any) -> Any:
+    def _apply(self, params: dict[str, Any], x: Any, shared: dict[str, Any]) -> Any:
         for i, s in enumerate(self.steps):
-            x = s.apply(params[str(i)], x)
+            x = _run(s, params[str(i)], shared, x)
         return x
 
 
@@ -77,10 +100,10 @@ class Residual(_Container):
     def _children(self) -> dict[str, Any]:
         return {"body": self.body, "shortcut": self.shortcut, "join": self.join}
 
-    def apply(self, params: dict[str, Any], x: Any) -> Any:
-        a = self.body.apply(params["body"], x)
-        b = self.shortcut.apply(params["shortcut"], x)
-        return self.join.apply(params["join"], *((a, b) if self.body_first else (b, a)))
+    def _apply(self, params: dict[str, Any], x: Any, shared: dict[str, Any]) -> Any:
+        a = _run(self.body, params["body"], shared, x)
+        b = _run(self.shortcut, params["shortcut"], shared, x)
+        return _run(self.join, params["join"], shared, *((a, b) if self.body_first else (b, a)))
 
 
 class Parallel(_Container):
@@ -92,61 +115,42 @@ class Parallel(_Container):
     def _children(self) -> dict[str, Any]:
         return {**{str(i): b for i, b in enumerate(self.branches)}, "join": self.join}
 
-    def apply(self, params: dict[str, Any], x: Any) -> Any:
-        outs = [b.apply(params[str(i)], x) for i, b in enumerate(self.branches)]
-        return self.join.apply(params["join"], *outs)
-
-
-def _opsets(model: ir.Model) -> dict[str, int]:
-    out = dict(model.opset_imports)
-    out[""] = max(out.get("", 0), onnx.defs.onnx_opset_version())
-    return out
+    def _apply(self, params: dict[str, Any], x: Any, shared: dict[str, Any]) -> Any:
+        outs = [_run(b, params[str(i)], shared, x) for i, b in enumerate(self.branches)]
+        return _run(self.join, params["join"], shared, *outs)
 
 
 def to_sequential(plan: ImportPlan, **options: Any) -> Sequential:
     """Nested JAX containers for a prepared model (see ``onnxport.to_sequential``)."""
     from onnxport import api
-    from onnxport.edit import _outer_reads, _static_values, extract
-    from onnxport.surgery.blocks import Branches, Step, block_structure
+    from onnxport.surgery.blocks import nest
 
-    model = plan.model
-    structure = block_structure(model)
-    static = _static_values(model.graph)
-    proto = ir.serde.serialize_model(model)
-    del proto.opset_import[:]  # the plan's nodes are in their newest forms (adapted)
-    proto.opset_import.extend(onnx.helper.make_opsetid(d, v) for d, v in _opsets(model).items())
+    steps: list[Any] = []
 
-    def dynamic(node: ir.Node) -> list[str]:
-        out: list[str] = []
-        for v in _outer_reads(node):
-            if v not in static and v.name not in out:
-                if not v.name:
-                    raise ModelError(f"node {node.name!r} reads an unnamed value; steps are cut by value name")
-                out.append(v.name)
-        return out
+    def step(part: Any, node: Any) -> Any:
+        model = api.import_model(part, backend="jax", **options)
+        steps.append(model)
+        return model
 
-    def step(node: ir.Node) -> Any:
-        used = [o for o in node.outputs if o.uses() or o.is_graph_output()]
-        part = extract(proto, dynamic(node), [used[0].name])
-        return api.import_model(part, backend="jax", **options)
+    seq = nest(plan.model, step, sequential=lambda items: Sequential(*items), residual=Residual,
+               parallel=Parallel, identity=Identity)
+    seen: dict[str, Any] = {}
+    shared: dict[str, Any] = {}
+    for model in steps:
+        for key, value in model.params.items():
+            if key in seen:
+                shared[key] = seen[key]
+            seen.setdefault(key, value)
+    if shared:
+        for c in _containers(seq):
+            c.shared = shared
+    return seq
 
-    def build(block: list) -> list[Any]:
-        steps: list[Any] = []
-        for item in block:
-            if isinstance(item, Step):
-                steps.append(step(item.node))
-                continue
-            assert isinstance(item, Branches)
-            mods = [Sequential(*build(b)) if b else Identity() for b in item.branches]
-            join = step(item.join)
-            if item.join.op_type == "Add" and len(mods) == 2:
-                body = 0 if len(item.branches[0]) >= len(item.branches[1]) else 1
-                steps.append(Residual(mods[body], mods[1 - body], join, body_first=body == 0))
-            else:
-                steps.append(Parallel(mods, join))
-        return steps
 
-    return Sequential(*build(structure))
+def _containers(obj: Any) -> list[_Container]:
+    if not isinstance(obj, _Container):
+        return []
+    return [obj, *(c for child in obj._children().values() for c in _containers(child))]
 
 
 __all__ = ["Identity", "Parallel", "Residual", "Sequential", "to_sequential"]

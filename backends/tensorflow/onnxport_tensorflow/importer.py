@@ -19,6 +19,7 @@ from onnxport.backend import Backend
 from onnxport.driver import NO_FOLD_OPS, RANDOM_OPS, ImportPlan, is_weight_use, iter_graphs
 from onnxport.errors import ConversionError, InputError, OnnxportError
 from onnxport.inputs import bind_inputs, check_shape
+from onnxport.safety import GROWING_OPS, check_call, fold_fits
 
 from . import dtypes, layout
 from .context import CALL, CallState, DataDependentError, Mode, NodeContext, is_static
@@ -100,7 +101,7 @@ def _size(x: Any) -> int:
 class _Step:
     """One node: its primitive with context, attributes and compiled subgraphs bound."""
 
-    __slots__ = ("node", "fn", "ctx", "attrs", "subgraphs", "foldable", "inputs", "outputs", "convert")
+    __slots__ = ("node", "fn", "ctx", "attrs", "subgraphs", "foldable", "inputs", "outputs", "convert", "scope")
 
     def __init__(self, node: ir.Node, fn: Callable, ctx: NodeContext, attrs: dict[str, Any],
                  subgraphs: list[tuple[str, list[Program], bool]], foldable: bool):
@@ -113,10 +114,14 @@ class _Step:
         self.inputs = list(node.inputs)
         self.outputs = list(node.outputs)
         self.convert: tuple[str | None, ...] | None = None  # per input, set by layout.plan
+        self.scope = "node"  # the TF name scope of its ops (unique per graph, set by the builder)
 
     def call(self, args: list[Any], attrs: dict[str, Any]) -> list[Any]:
+        if self.ctx.op_type in GROWING_OPS:  # sized before allocating, where the values are concrete
+            check_call(self.ctx.op_type, self.ctx.label, args, lambda a: a.shape, lambda a: a.numpy() if hasattr(a, "numpy") else np.asarray(a))
         try:
-            result = self.fn(self.ctx, *args, **attrs)
+            with tf.name_scope(self.scope):  # run-time TF errors name the op by this scope
+                result = self.fn(self.ctx, *args, **attrs)
         except OnnxportError:
             raise
         except Exception as exc:
@@ -324,7 +329,10 @@ class TfModel(tf.Module):
         """Check the inputs (dtypes and static dims, no implicit casts), then run :attr:`serve`."""
         values = self._bind_inputs(inputs, named)
         values = [self._check_input(spec, x) for spec, x in zip(self._impl.info["inputs"], values)]
-        return self.serve(*values)
+        try:
+            return self.serve(*values)
+        except tf.errors.OpError as exc:  # shapes only the run reveals: name the ONNX node
+            raise _run_error(self._impl.program, exc) from exc
 
     @tf.autograph.experimental.do_not_convert
     def forward(self, *inputs: Any) -> Any:
@@ -494,7 +502,10 @@ class _Builder:
             elif attr.type == ir.AttributeType.GRAPHS:
                 subgraphs.append((name, [self.compile(g) for g in attr.value], True))
         step = _Step(node, info.primitive.fn, ctx, dict(info.attributes), subgraphs, self._foldable(node))
-        if step.foldable and all(v is None or v in self.static for v in node.inputs):
+        step.scope = f"n{self.node_count}_{_scope_part(node.name or node.op_type)}"
+        if (step.foldable and all(v is None or v in self.static for v in node.inputs)
+                and fold_fits(node.op_type, [None if v is None else self.static[v] for v in node.inputs],
+                              np.shape, np.asarray, _FOLD_LIMIT)):
             env = _Env(self.static)
             try:
                 step.run(env)
@@ -529,12 +540,35 @@ class _Builder:
         return values
 
 
+def _run_error(program: Program, exc: Any) -> ConversionError:
+    """A TF run-time error as a :class:`ConversionError` naming the ONNX node whose op failed."""
+    import re
+
+    scopes = {step.scope: step.ctx.label for step in _iter_steps(program)}
+    found = re.search(r"\{\{node ([^}]+)\}\}", exc.message or "")
+    label = None
+    for part in (found.group(1).split("/") if found else []):
+        label = scopes.get(part) or scopes.get(re.sub(r"_\d+$", "", part))
+        if label:
+            break
+    where = f"node {label}" if label else "the model"
+    first = (exc.message or "").strip().splitlines()[0] if exc.message else ""
+    return ConversionError(f"{where} failed at run time: {type(exc).__name__}: {first}")
+
+
 def _iter_steps(program: Program) -> Iterator[_Step]:
     for step in program.steps:
         yield step
         for _, progs, _ in step.subgraphs:
             for p in progs:
                 yield from _iter_steps(p)
+
+
+def _scope_part(name: str) -> str:
+    """A TF name-scope piece from an ONNX node name (names come from the file: sanitised)."""
+    import re
+
+    return re.sub(r"[^A-Za-z0-9_.\-]", "_", name)[:48] or "node"
 
 
 def _input_spec(v: ir.Value) -> dict[str, Any]:
@@ -642,6 +676,11 @@ class TensorflowBackend(ExportSupport, Backend):
     @property
     def dtypes(self) -> frozenset[ir.DataType]:
         return dtypes.HELD_TYPES
+
+    def to_sequential(self, plan: ImportPlan, **options: Any) -> Any:
+        from .sequential import to_sequential
+
+        return to_sequential(plan, **options)
 
     def import_model(self, plan: ImportPlan, **options: Any) -> TfModel:
         return import_plan(plan, **options)

@@ -20,14 +20,19 @@ class OnnxLayer(keras.layers.Layer):
     back as a tensor, several as a tuple.
     """
 
-    def __init__(self, model: Any, **kwargs: Any):
+    def __init__(self, model: Any, adopted: dict[int, Any] | None = None, **kwargs: Any):
         if keras.backend.backend() != "tensorflow":
             raise RuntimeError(f"OnnxLayer needs Keras's TensorFlow backend, not {keras.backend.backend()!r}")
         kwargs.setdefault("name", "onnx_model")
         super().__init__(**kwargs)
         self._onnx = _Holder(model)
-        self._adopted = [keras.Variable(v, trainable=v.trainable, name=v.name.split(":")[0])
-                         for v in model.weights.values()]
+        # ``adopted`` (id of a tf.Variable -> its keras.Variable) lets layers that share variables
+        # share their keras.Variable too, so that a shared weight is trained once
+        adopted = {} if adopted is None else adopted
+        for v in model.weights.values():
+            if id(v) not in adopted:
+                adopted[id(v)] = keras.Variable(v, trainable=v.trainable, name=v.name.split(":")[0])
+        self._adopted = [adopted[id(v)] for v in model.weights.values()]
         self.built = True
 
     @property

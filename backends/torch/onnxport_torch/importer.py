@@ -19,7 +19,7 @@ from onnxport.driver import ImportPlan, is_weight_use, iter_graphs
 from onnxport.errors import ConversionError, InputError, OnnxportError
 from onnxport.inputs import CallCheck, InputSpec, bind_inputs, input_spec
 from onnxport.opfacts import NO_FOLD_OPS, SETTING_INPUTS, STATISTICS_INPUTS
-from onnxport.safety import GROWING_OPS, check_budget, folded_elements
+from onnxport.safety import GROWING_OPS, check_call, fold_fits
 
 from . import dtypes
 from .context import Mode, NodeContext
@@ -79,16 +79,9 @@ class NodeFn:
         """Refuse, before allocating, a result larger than the memory budget."""
         if torch.compiler.is_compiling() or torch.jit.is_tracing():
             return  # symbolic values: no sizes to read
-        try:
-            size = folded_elements(
-                self.ctx.op_type,
-                [tuple(a.shape) if isinstance(a, torch.Tensor) else None for a in args],
-                lambda i: args[i].detach().cpu().numpy(),
-            )
-        except (IndexError, TypeError, ValueError, OverflowError, AttributeError, RuntimeError):
-            return  # fake or subclassed tensors (torch.export) have no values to read
-        if size is not None:
-            check_budget(size, self.ctx.label)
+        # fake or subclassed tensors (torch.export) have no values to read: no check
+        check_call(self.ctx.op_type, self.ctx.label, [a if isinstance(a, torch.Tensor) else None for a in args],
+                   lambda a: a.shape, lambda a: a.detach().cpu().numpy())
 
     def _failure(self, exc: Exception) -> ConversionError:
         return ConversionError(
@@ -498,16 +491,9 @@ class _GraphBuilder:
             if v not in self.state.static or v in self.state.trainable:
                 return False
         static = self.state.static
-        try:
-            size = folded_elements(
-                node.op_type,
-                [tuple(static[v].shape) if v is not None else None for v in node.inputs],
-                lambda i: static[node.inputs[i]].detach().cpu().numpy(),
-            )
-        except (IndexError, KeyError, TypeError, ValueError, OverflowError):
-            size = None
         # size-growing ops are checked before computing: a huge result stays a runtime computation
-        return size is None or size <= _FOLD_LIMIT
+        return fold_fits(node.op_type, [None if v is None else static[v] for v in node.inputs],
+                         lambda a: a.shape, lambda a: a.detach().cpu().numpy(), _FOLD_LIMIT)
 
     def _shape_program_node(self, node: ir.Node) -> bool:
         """Whether ``node`` depends only on runtime shapes and constants (see ``ShapeProgram``)."""

@@ -13,7 +13,7 @@ import torch.fx as fx
 from torch import nn
 
 from onnxport.errors import ModelError
-from onnxport.surgery.blocks import Block, Branches, Step
+from onnxport.surgery.blocks import Block, Branches, Step, residual_body
 
 
 class Residual(nn.Module):
@@ -113,8 +113,8 @@ def nested_sequential(full: nn.Module, structure: Block) -> nn.Sequential:
         if sorted(outer(ms), key=lambda n: n.name) != sorted(set(ends), key=lambda n: n.name):
             raise ModelError(f"node {item.join.name!r} reads values besides its branches' results")
         join = _join(full, ms, ends, result, item.join.op_type)
-        if item.join.op_type == "Add" and len(mods) == 2:
-            body = 0 if len(item.branches[0]) >= len(item.branches[1]) else 1
+        body = residual_body(item)
+        if body is not None:
             return Residual(mods[body], mods[1 - body], join, body_first=body == 0), result
         return Parallel(mods, join), result
 

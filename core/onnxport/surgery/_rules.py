@@ -1,25 +1,20 @@
-"""How each ONNX op ties the channel layouts of its inputs, outputs and parameters together."""
+"""How each ONNX op ties the channel layouts of its inputs, outputs and parameters together.
+
+Layer and normalisation rules are in :mod:`._rules_layers`; elementwise and shape rules here.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from math import prod
 
 import onnx_ir as ir
 
+from . import _rules_layers  # noqa: F401  (registers the layer rules)
 from ._model import const_array, label, static_dims, weight_array
+from ._rule_base import RULES, _attr, _input, _ints, _opaque, _pass, rule
 from .groups import Analysis, Member, Segment
 
-Rule = Callable[[Analysis, ir.Node], None]
-RULES: dict[str, Rule] = {}
-
-
-def rule(*ops: str) -> Callable[[Rule], Rule]:
-    def deco(fn: Rule) -> Rule:
-        for op in ops:
-            RULES[op] = fn
-        return fn
-    return deco
+__all__ = ["RULES", "visit"]
 
 
 def visit(a: Analysis, node: ir.Node) -> None:
@@ -31,216 +26,7 @@ def visit(a: Analysis, node: ir.Node) -> None:
     fn(a, node)
 
 
-def _opaque(a: Analysis, node: ir.Node, reason: str) -> None:
-    from ..edit import _outer_reads
-
-    for v in _outer_reads(node):
-        for layout in a.tracked(v).values():
-            a.fix(layout, reason)
-
-
-def _attr(node: ir.Node, name: str, default=None):
-    at = node.attributes.get(name)
-    return default if at is None else at.value
-
-
-def _input(node: ir.Node, i: int) -> ir.Value | None:
-    return node.inputs[i] if len(node.inputs) > i else None
-
-
-def _ints(a: Analysis, node: ir.Node, attr: str, index: int) -> list[int] | None:
-    """An int list given as attribute ``attr`` (older opsets) or constant input ``index``."""
-    if attr in node.attributes:
-        return [int(x) for x in _attr(node, attr)]
-    v = _input(node, index)
-    arr = const_array(v)
-    return None if arr is None else [int(x) for x in arr.reshape(-1)]
-
-
-def _out_rank(a: Analysis, node: ir.Node) -> int | None:
-    return a.rank(node.outputs[0])
-
-
-# -- layers that create channels -------------------------------------------------------------------
-@rule("Conv", "ConvTranspose")
-def conv(a: Analysis, node: ir.Node) -> None:
-    x, w, b, y = node.inputs[0], node.inputs[1], _input(node, 2), node.outputs[0]
-    warr = weight_array(w)
-    if warr is None or warr.ndim < 3:
-        _opaque(a, node, f"node {label(node)} computes its weight at run time")
-        return
-    transpose = node.op_type == "ConvTranspose"
-    g = int(_attr(node, "group", 1))
-    in_axis, out_axis = (0, 1) if transpose else (1, 0)
-    n_out = warr.shape[out_axis] * (g if transpose else 1)
-    lin = a.layout_of(x, 1, node)
-    name = node.name or label(node)
-    if g == 1:
-        if lin is not None:
-            a.param(w, in_axis, lin, node, "in")
-        gid = a.new_group(n_out, name)
-        a.set_layout(y, 1, [Segment(gid)])
-        a.created[y] = (1, gid)
-        a.param(w, out_axis, a.tracked(y)[1], node, "weight")
-        if weight_array(b) is not None:
-            a.param(b, 0, a.tracked(y)[1], node, "bias")
-        return
-    cin = a.dims(x)[1] if a.dims(x) else None
-    if lin is not None and warr.shape[1] == 1 and n_out == g == cin:
-        a.param(w, 0, lin, node, "depthwise")
-        a.add(Member("group", w, 0, list(a.tracked(x)[1]), node))
-        if weight_array(b) is not None:
-            a.param(b, 0, a.tracked(x)[1], node, "bias")
-        a.set_layout(y, 1, a.tracked(x)[1])
-        return
-    reason = f"grouped convolution {label(node)} (group={g}) keeps its channel counts"
-    if lin is not None:
-        a.fix(lin, reason)
-    gid = a.new_group(n_out, name, reason)
-    a.set_layout(y, 1, [Segment(gid)])
-    a.created[y] = (1, gid)
-
-
-@rule("Gemm")
-def gemm(a: Analysis, node: ir.Node) -> None:
-    x, w, c, y = node.inputs[0], node.inputs[1], _input(node, 2), node.outputs[0]
-    warr = weight_array(w)
-    ta, tb = int(_attr(node, "transA", 0)), int(_attr(node, "transB", 0))
-    if warr is None or warr.ndim != 2 or weight_array(x) is not None:
-        _opaque(a, node, f"node {label(node)} multiplies two run-time values")
-        return
-    lin = a.layout_of(x, 0 if ta else 1, node)
-    if lin is not None:
-        a.param(w, 1 if tb else 0, lin, node, "in")
-    n = warr.shape[0 if tb else 1]
-    gid = a.new_group(n, node.name or label(node))
-    a.set_layout(y, 1, [Segment(gid)])
-    a.created[y] = (1, gid)
-    a.param(w, 0 if tb else 1, a.tracked(y)[1], node, "weight")
-    carr = weight_array(c)
-    if carr is not None and carr.ndim >= 1 and carr.shape[-1] == n and n > 1:
-        a.param(c, carr.ndim - 1, a.tracked(y)[1], node, "bias")
-    elif c is not None and carr is None and a.tracked(c):
-        lay = a.layout_of(c, -1, node)
-        if lay is not None:
-            a.unify(a.tracked(y)[1], lay, node)
-    if not ta and 0 in a.tracked(x):
-        a.set_layout(y, 0, a.tracked(x)[0])
-
-
-@rule("MatMul")
-def matmul(a: Analysis, node: ir.Node) -> None:
-    x, w, y = node.inputs[0], node.inputs[1], node.outputs[0]
-    xarr, warr = weight_array(x), weight_array(w)
-    rx, rw, ry = a.rank(x), a.rank(w), a.rank(y)
-    if rx is None or rw is None or ry is None or rx < 2 or rw < 2:
-        _opaque(a, node, f"node {label(node)}: MatMul of unknown or 1-D ranks")
-        return
-    if warr is not None and xarr is None and warr.ndim == 2:
-        lin = a.layout_of(x, -1, node)
-        if lin is not None:
-            a.param(w, 0, lin, node, "in")
-        gid = a.new_group(warr.shape[1], node.name or label(node))
-        a.set_layout(y, ry - 1, [Segment(gid)])
-        a.created[y] = (ry - 1, gid)
-        a.param(w, 1, a.tracked(y)[ry - 1], node, "weight")
-        for ax, lay in list(a.tracked(x).items()):
-            if ax < rx - 1:
-                a.set_layout(y, ax + ry - rx, lay)
-        return
-    if warr is None and xarr is None:
-        if rx - 1 in a.tracked(x) or rw - 2 in a.tracked(w):
-            la, lb = a.layout_of(x, -1, node), a.layout_of(w, -2, node)
-            if la is not None and lb is not None:
-                for seg in a.unify(la, lb, node):  # contracted without a weight to zero or split
-                    a.groups[seg.group].mixes.append(label(node))
-        if rw - 1 in a.tracked(w):
-            a.set_layout(y, ry - 1, a.tracked(w)[rw - 1])
-        if rx - 2 in a.tracked(x):
-            a.set_layout(y, ry - 2, a.tracked(x)[rx - 2])
-        for v, r in ((x, rx), (w, rw)):
-            for ax, lay in list(a.tracked(v).items()):
-                if ax < r - 2:
-                    a.set_layout(y, ax + ry - r, lay)
-        return
-    _opaque(a, node, f"node {label(node)}: MatMul with a constant left operand")
-
-
-@rule("Gather")
-def gather(a: Analysis, node: ir.Node) -> None:
-    data, idx, y = node.inputs[0], node.inputs[1], node.outputs[0]
-    axis = int(_attr(node, "axis", 0))
-    rd, ri = a.rank(data), a.rank(idx)
-    if rd is None or ri is None:
-        _opaque(a, node, f"node {label(node)}: Gather of unknown rank")
-        return
-    axis %= rd
-    darr = weight_array(data)
-    if darr is not None and darr.ndim == 2 and axis == 0 and weight_array(idx) is None:
-        gid = a.new_group(darr.shape[1], node.name or label(node))  # an embedding table
-        a.set_layout(y, ri, [Segment(gid)])
-        a.created[y] = (ri, gid)
-        a.param(data, 1, a.tracked(y)[ri], node, "weight")
-        return
-    for ax, lay in list(a.tracked(data).items()):
-        if ax == axis:
-            a.fix(lay, f"Gather {label(node)} picks channels by index")
-        else:
-            a.set_layout(y, ax if ax < axis else ax + ri - 1, lay)
-    for layout in a.tracked(idx).values():
-        a.fix(layout, f"node {label(node)} uses channel values as indices")
-
-
-# -- normalisation ----------------------------------------------------------------------------------
-@rule("BatchNormalization", "InstanceNormalization")
-def batchnorm(a: Analysis, node: ir.Node) -> None:
-    x = node.inputs[0]
-    lin = a.layout_of(x, 1, node) if (a.rank(x) or 0) >= 2 else None
-    roles = ["scale", "shift", "mean", "var"]
-    if lin is not None:
-        for i, role in enumerate(roles[: len(node.inputs) - 1], start=1):
-            v = node.inputs[i]
-            if v is None:
-                continue
-            if weight_array(v) is None:
-                a.fix(lin, f"node {label(node)} computes its {role} at run time")
-                continue
-            a.param(v, 0, a.tracked(x)[1], node, role)
-    _pass(a, x, node.outputs[0])
-
-
-@rule("LayerNormalization")
-def layernorm(a: Analysis, node: ir.Node) -> None:
-    x = node.inputs[0]
-    r = a.rank(x)
-    if r is None:
-        _opaque(a, node, f"node {label(node)}: unknown rank")
-        return
-    axis = int(_attr(node, "axis", -1)) % r
-    scale = a.dims(_input(node, 1)) or []
-    for ax in range(axis, r):
-        pax = ax - (r - len(scale))
-        if pax >= 0 and scale[pax] not in (None, 1):
-            a.layout_of(x, ax, node)  # the normalised axes are channels even when x comes from outside
-    for ax, lay in list(a.tracked(x).items()):
-        if ax < axis:
-            continue
-        a.groups[lay[0].group].mixes.append(label(node)) if lay else None
-        for i, role in ((1, "scale"), (2, "shift")):
-            v = _input(node, i)
-            d = a.dims(v)
-            if v is None or d is None:
-                continue
-            pax = ax - (r - len(d))
-            if pax >= 0 and d[pax] not in (None, 1):
-                if weight_array(v) is None:
-                    a.fix(lay, f"node {label(node)} computes its {role} at run time")
-                else:
-                    a.param(v, pax, lay, node, role)
-    _pass(a, x, node.outputs[0])
-
-
-@rule("LRN", "GroupNormalization", "DepthToSpace", "SpaceToDepth", "Einsum", "GatherElements", "GatherND",
+@rule("DepthToSpace", "SpaceToDepth", "Einsum", "GatherElements", "GatherND",
       "ScatterND", "ScatterElements", "Compress", "NonZero", "TopK", "If", "Loop", "Scan")
 def opaque(a: Analysis, node: ir.Node) -> None:
     _opaque(a, node, f"node {label(node)} ({node.op_type}) ties channels in ways a size edit cannot follow")
@@ -251,12 +37,6 @@ UNARY = ("Relu", "LeakyRelu", "Elu", "Selu", "Celu", "Sigmoid", "HardSigmoid", "
          "Softsign", "Gelu", "Erf", "Exp", "Log", "Abs", "Neg", "Sqrt", "Reciprocal", "Identity", "Cast",
          "CastLike", "Floor", "Ceil", "Round", "Sign", "Sin", "Cos", "Mish", "ThresholdedRelu", "Not", "IsNaN",
          "IsInf", "Dropout", "Clip", "Shrink", "Swish", "Softmax", "LogSoftmax", "Hardmax", "CumSum", "Trilu")
-
-
-def _pass(a: Analysis, src: ir.Value, dst: ir.Value, axes: set[int] | None = None) -> None:
-    for ax, lay in list(a.tracked(src).items()):
-        if axes is None or ax in axes:
-            a.set_layout(dst, ax, lay)
 
 
 @rule(*UNARY)

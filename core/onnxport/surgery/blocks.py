@@ -8,7 +8,9 @@ branches and the joining node; a branch may be empty (a residual shortcut).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import onnx
 import onnx_ir as ir
@@ -128,3 +130,76 @@ def block_structure(model: str | os.PathLike | bytes | onnx.ModelProto | ir.Mode
 
 def is_linear(block: Block) -> bool:
     return all(isinstance(item, Step) for item in block)
+
+
+def residual_body(item: Branches) -> int | None:
+    """The body branch of a residual block (two branches joined by Add: the longer one), else None."""
+    if item.join.op_type == "Add" and len(item.branches) == 2:
+        return 0 if len(item.branches[0]) >= len(item.branches[1]) else 1
+    return None
+
+
+T = TypeVar("T")
+
+
+def _opsets(model: ir.Model) -> dict[str, int]:
+    out = dict(model.opset_imports)
+    out[""] = max(out.get("", 0), onnx.defs.onnx_opset_version())
+    return out
+
+
+def nest(
+    model: ir.Model,
+    step: Callable[[ir.Model, ir.Node], T],
+    sequential: Callable[[list[T]], T],
+    residual: Callable[[T, T, T, bool], T],
+    parallel: Callable[[list[T], T], T],
+    identity: Callable[[], T],
+) -> T:
+    """The graph of a prepared (adapted) model as nested containers built by the given factories.
+
+    Each node becomes ``step(sub_model, node)``, where ``sub_model`` computes the node's output
+    from the values it reads at run time (cut with :func:`onnxport.edit.extract`; its weights keep
+    their initializer names). A chain becomes ``sequential(steps)``; a block whose two branches
+    rejoin at an Add becomes ``residual(body, shortcut, join, body_first)`` (an empty branch is
+    ``identity()``); any other rejoining block becomes ``parallel(branches, join)``, the branches
+    in the join's operand order.
+    """
+    from ..edit import _outer_reads, _static_values, extract
+
+    structure = block_structure(model)
+    static = _static_values(model.graph)
+    proto = ir.serde.serialize_model(model)
+    del proto.opset_import[:]  # the plan's nodes are in their newest forms (adapted)
+    proto.opset_import.extend(onnx.helper.make_opsetid(d, v) for d, v in _opsets(model).items())
+
+    def dynamic(node: ir.Node) -> list[str]:
+        out: list[str] = []
+        for v in _outer_reads(node):
+            if v not in static and v.name not in out:
+                if not v.name:
+                    raise ModelError(f"node {label(node)} reads an unnamed value; steps are cut by value name")
+                out.append(v.name)
+        return out
+
+    def one(node: ir.Node) -> T:
+        used = [o for o in node.outputs if o.uses() or o.is_graph_output()]
+        part = extract(proto, dynamic(node), [used[0].name])
+        return step(part, node)
+
+    def build(block: Block) -> list[Any]:
+        steps: list[Any] = []
+        for item in block:
+            if isinstance(item, Step):
+                steps.append(one(item.node))
+                continue
+            mods = [sequential(build(b)) if b else identity() for b in item.branches]
+            join = one(item.join)
+            body = residual_body(item)
+            if body is None:
+                steps.append(parallel(mods, join))
+            else:
+                steps.append(residual(mods[body], mods[1 - body], join, body == 0))
+        return steps
+
+    return sequential(build(structure))
