@@ -47,6 +47,29 @@ def _attr_value(value: Any) -> Any:
     return value
 
 
+def _attr(name: str, value: Any) -> ir.Attr:
+    """An ONNX attribute; the plain Python kinds directly (``convert_attribute`` checks every
+    value against the tensor protocols, which dominated exporters' time after tracing)."""
+    kind = type(value)
+    if kind is int or kind is bool:
+        return ir.AttrInt64(name, int(value))
+    if kind is float:
+        return ir.AttrFloat32(name, value)
+    if kind is str:
+        return ir.AttrString(name, value)
+    if kind is list and value:
+        kinds = {type(v) for v in value}
+        if kinds <= {int, bool}:
+            return ir.AttrInt64s(name, [int(v) for v in value])
+        if kinds == {float}:
+            return ir.AttrFloat32s(name, value)
+        if kinds == {str}:
+            return ir.AttrStrings(name, value)
+    if isinstance(value, ir.Graph):
+        return ir.AttrGraph(name, value)
+    return ir.convenience.convert_attribute(name, value)
+
+
 class _Scope:
     """The naming context of one framework op: node names, value names and metadata."""
 
@@ -242,12 +265,12 @@ class Builder:
                     f"{self._where()}: input {i} of {op_type} is {type(v).__name__}, not a value "
                     "(wrap Python constants with g.const)"
                 )
-        attrs = {k: _attr_value(v) for k, v in attributes.items() if v is not None}
+        attrs = [_attr(k, _attr_value(v)) for k, v in attributes.items() if v is not None]
         node = ir.Node(
             domain,
             op_type,
             ins,
-            attributes=ir.convenience.convert_attributes(attrs),
+            attributes=attrs,
             num_outputs=outputs,
             version=version,
         )

@@ -260,9 +260,11 @@ class _Folder:
                     inputs = inputs[:-1]
                 if node.op_type == "Squeeze" or all(x is not None for x in inputs):
                     return [fn(node, *inputs)]
-            return _reference(node, inputs, self.opset)
+            results = _reference(node, inputs, self.opset)
         except Exception:  # noqa: BLE001 - a node that cannot be evaluated here stays for the runtime
             return None
+        # a sequence (SplitToSequence, SequenceConstruct ...) is no tensor: it stays a node
+        return None if any(isinstance(r, (list, tuple)) or r is None for r in results) else results
 
     def fold_pad(self, graph: ir.Graph, node: ir.Node) -> None:
         """A constant Pad of spatial dims read only by ``node`` (a pooling / Conv) joins its pads."""

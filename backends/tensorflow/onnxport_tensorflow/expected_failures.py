@@ -13,6 +13,11 @@ _E8M0 = ("TensorFlow has no float8e8m0 type and the backend implements no carrie
          "int4/int2 are carried exactly")
 _RANDOM = "[mismatch] expected values are numpy's random draws; TensorFlow's random ops draw different values (same distribution)"
 
+_SEQ_IMPORT = (
+    "[ConversionError] the TF importer holds an ONNX sequence as a Python list of trace-time length "
+    "(ops/import_/sequence.py); SplitToSequence over the symbolic batch dim, which sets the TensorList's "
+    "length in these samples, has no trace-time size")
+
 EXPECTED_FAILURES: dict[str, str] = {
     # -- casts (ops/import_: cast)
     "test_cast_e8m0_FLOAT16_to_FLOAT8E8M0": "[ConversionError] " + _E8M0,
@@ -87,6 +92,12 @@ EXPECTED_FAILURES: dict[str, str] = {
     "test_range_bfloat16_type_positive_delta[roundtrip]": "[RuntimeError] onnxruntime's Python API takes no bfloat16 numpy inputs: the exported graph cannot be fed",
     "test_qlinearconv[roundtrip]": "[NotImplemented] the re-exported graph has an integer ONNX Conv, which onnxruntime has no kernel for (not yet traced to which TF op of the imported graph carries the integer convolution)",
     "test_convinteger_with_padding[roundtrip]": "[NotImplemented] the re-exported graph has an integer ONNX Conv, which onnxruntime has no kernel for (not yet traced to which TF op of the imported graph carries the integer convolution)",
-    "test_causal_conv_with_state_b1_c1_degenerate[roundtrip]": "[ConversionError] the imported graph slices with bounds computed at run time; the StridedSlice export primitive needs trace-time constant begin/end/strides",
     "test_reshape_allowzero_reordered[roundtrip]": "[Fail] the re-exported graph's second Reshape asks onnxruntime for shape {3,4,4} from a {0,3,4} input: a zero-sized reshape target is lost on the way (not yet found where)",
+    # TensorList samples: the import side of their round trip (export passes, checked in onnxruntime)
+    "export:TensorListReserve[rows-roundtrip]": _SEQ_IMPORT,
+    "export:TensorListSetItem[rows-roundtrip]": _SEQ_IMPORT,
+    "export:TensorListStack[rows-roundtrip]": _SEQ_IMPORT,
+    "export:TensorListGetItem[read-roundtrip]": _SEQ_IMPORT,
+    "export:TensorListFromTensor[unstack-roundtrip]": _SEQ_IMPORT,
+    "export:TensorListLength[length-roundtrip]": _SEQ_IMPORT,
 }

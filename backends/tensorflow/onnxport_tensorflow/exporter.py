@@ -11,8 +11,9 @@ optimizer, down-adaptation, opset check) -> an ``onnx_ir.Model``.
 
 Variables become initializers named by their Keras weight paths (``dense/kernel``: the root
 model's own name is left out) or, for plain ``tf.Variable``\\ s, their names; one variable is one
-initializer however often it is read. Keras layers that have a layer primitive (LSTM, GRU,
-Bidirectional, BatchNormalization: :mod:`.layers`) are exported whole, from their weights: the
+initializer however often it is read. Keras layers that have a layer primitive (a module export primitive
+registered with :func:`onnxport.module_exporter`: LSTM, GRU, Bidirectional, BatchNormalization,
+LayerNormalization; :mod:`.layers`) are exported whole, from their weights: the
 ops their call traced need no primitives.
 """
 
@@ -26,22 +27,24 @@ import numpy as np
 import onnx_ir as ir
 import tensorflow as tf
 
-import onnxport
 from onnxport import export as _export
-from onnxport.backend import Exporter
 from onnxport.build import Builder
 from onnxport.errors import ConversionError, InputError, UnsupportedOpError
 
+from . import dilation as _dilation
 from . import layers as _layers
 
 #: TF ops the walk handles itself (graph plumbing, no ONNX node).
 _PLUMBING = {"Placeholder", "Const", "NoOp", "ReadVariableOp", "Identity", "IdentityN", "StopGradient",
              "PreventGradient", "Snapshot"}
 
+#: nested function calls, inlined by the walk
+_CALLS = ("PartitionedCall", "StatefulPartitionedCall")
+
 #: meta key of an initializer stored in an ONNX op's layout (and how to undo it)
 _LAYOUT_KEY = "onnxport.tensorflow.layout"
 
-#: the prefix of layer-primitive targets in the registry (``keras.layers.LSTM``)
+#: the prefix of a layer primitive's target in the traced-targets list (``keras.layers.LSTM``)
 LAYER_PREFIX = "keras.layers."
 
 #: graph input / value names: what ONNX and our importers accept
@@ -74,6 +77,9 @@ class TFGraph(Builder):
     # -- what the traced op says ----------------------------------------------------------------
     def attr(self, name: str, default: Any = None) -> Any:
         """The current op's attribute ``name`` (bytes decoded), or ``default`` when it has none."""
+        fused = self.converter._fused.get(_key(self.tf_op)) if self.converter is not None and self.tf_op else None
+        if fused is not None and name in fused[0]:
+            return fused[0][name]
         try:
             value = self.tf_op.get_attr(name)
         except (ValueError, AttributeError):
@@ -116,7 +122,7 @@ class TFGraph(Builder):
         """The TF function named by the current op's attribute ``attr`` (an If branch) as an ONNX
         subgraph whose inputs are the op's operands after the first (outer values, read directly)."""
         name = self.tf_op.get_attr(attr).name
-        fgraph = self.tf_op.graph._get_function(name).graph
+        fgraph = self.converter.function(self.tf_op, attr)
         return self.converter.run_subgraph(self, fgraph, list(self.tf_op.inputs[1:]), list(operands), name)
 
     @staticmethod
@@ -126,7 +132,7 @@ class TFGraph(Builder):
 
     def function_graph(self, attr: str) -> Any:
         """The TF function body named by the current op's attribute ``attr``."""
-        return self.tf_op.graph._get_function(self.tf_op.get_attr(attr).name).graph
+        return self.converter.function(self.tf_op, attr)
 
     def inline(self, fgraph: Any, operands: Sequence[ir.Value | None], outer: Sequence[tf.Tensor]) -> list[ir.Value]:
         """Convert a TF function body into this graph's nodes, its inputs bound to ``operands``
@@ -181,11 +187,19 @@ class _Converter:
         self.current_call: _layers.LayerCall | None = None
         self._static: dict[str, np.ndarray | None] = {}
         self._plan: tuple[set[str], dict[str, list[_layers.LayerCall]]] | None = None
-        self._resources: dict[str, tuple[str, Any]] = {}
+        #: (id(graph), resource tensor name) -> (initializer name, variable)
+        self._resources: dict[tuple[int, str], tuple[str, Any]] = {}
+        #: function name -> its graph (nested calls, loop and branch bodies)
+        self._functions: dict[str, Any] = {}
+        #: key of a convolution that runs dilated -> (its attributes as the ONNX Conv sees them, the
+        #: BatchToSpaceND whose output it computes): SpaceToBatchND -> Conv -> BatchToSpaceND chains
+        self._fused: dict[tuple[int, str], tuple[dict[str, Any], tf.Operation]] = {}
+        #: op key -> the tensors whose shapes its outputs get (None: element types only)
+        self._shape_as: dict[tuple[int, str], Any] = {}
         for external, internal in self.graph.captures:
             hit = variables.get(id(external))
             if hit is not None:
-                self._resources[internal.name] = hit
+                self._resources[_key(internal)] = hit
 
     # -- constants and variables -------------------------------------------------------------------
     def variable_of(self, var: Any) -> tuple[str, Any]:
@@ -217,7 +231,34 @@ class _Converter:
                     f"variable {name!r} is read both as a {value.meta[_LAYOUT_KEY]} weight and as a plain tensor")
             return value
         arr = var.numpy() if hasattr(var, "numpy") else np.asarray(var)
-        return g.initializer(name, ir.tensor(np.ascontiguousarray(arr), name=name), key=id(var))
+        return g.initializer(name, ir.Tensor(np.ascontiguousarray(arr), name=name), key=id(var))
+
+    def function(self, op: tf.Operation, attr: str) -> Any:
+        """The graph of the TF function an op's attribute ``attr`` names (looked up in the op's
+        graph and its outer graphs, then in the eager context: a reloaded SavedModel's library)."""
+        name = op.get_attr(attr).name
+        hit = self._functions.get(name)
+        if hit is not None:
+            return hit
+        graph = op.graph
+        found = None
+        while graph is not None and found is None:
+            found = graph._get_function(name) if hasattr(graph, "_get_function") else None
+            graph = getattr(graph, "outer_graph", None)
+        if found is not None:
+            fgraph = found.graph
+        else:
+            from tensorflow.python.eager import context
+            from tensorflow.python.framework import function_def_to_graph
+
+            try:
+                fdef = context.context().get_function_def(name)
+            except Exception as exc:
+                raise ConversionError(f"TF op {op.name!r} calls function {name!r}, which is not in the "
+                                      "graph's library") from exc
+            fgraph = function_def_to_graph.function_def_to_graph(fdef)
+        self._functions[name] = fgraph
+        return fgraph
 
     # -- the walk -------------------------------------------------------------------------------
     def run(self, g: TFGraph, input_names: list[str], shapes: list[list[int | str | None]],
@@ -254,10 +295,10 @@ class _Converter:
             raise g.error(f"function {name!r} takes {len(fgraph.inputs)} inputs, the op passes {len(outer)}")
         for ph, t, v in zip(fgraph.inputs, outer, operands):
             if t.dtype == tf.resource:
-                hit = self._resources.get(t.name)
+                hit = self._resources.get(_key(t))
                 if hit is None:
                     raise g.error(f"function {name!r} reads resource {t.name!r}, which is no captured variable")
-                self._resources[ph.name] = hit
+                self._resources[_key(ph)] = hit
             else:
                 env[ph.name] = v
         saved = g.tf_op
@@ -267,18 +308,22 @@ class _Converter:
         for t in fgraph.outputs:
             v = self.value(sub, t, env)
             out = sub.output(v)
+            if isinstance(v.type, ir.SequenceType):  # a TensorList: the Identity copy keeps its type
+                out.type = v.type
             annotate(out, t)
         return sub.graph()
 
     def inline(self, g: TFGraph, fgraph: Any, outer: list[tf.Tensor], operands: list[Any]) -> list[ir.Value]:
         """Convert ``fgraph``'s ops into ``g`` with its inputs bound to ``operands``."""
         env: dict[str, Any] = {}
+        if len(fgraph.inputs) != len(outer):
+            raise g.error(f"a function takes {len(fgraph.inputs)} inputs, the op passes {len(outer)}")
         for ph, t, v in zip(fgraph.inputs, outer, operands):
             if t.dtype == tf.resource:
-                hit = self._resources.get(t.name)
+                hit = self._resources.get(_key(t))
                 if hit is None:
                     raise g.error(f"a function reads resource {t.name!r}, which is no captured variable")
-                self._resources[ph.name] = hit
+                self._resources[_key(ph)] = hit
             else:
                 env[ph.name] = v
         saved = g.tf_op
@@ -308,11 +353,36 @@ class _Converter:
         if kind == "Const":
             return  # made on first use by value()
         if kind == "ReadVariableOp":
-            res = op.inputs[0].name
-            hit = self._resources.get(res)
+            res = op.inputs[0]
+            hit = self._resources.get(_key(res))
             if hit is None:
-                raise ConversionError(f"ReadVariableOp {op.name!r} reads {res!r}, which is no captured variable")
+                raise ConversionError(f"ReadVariableOp {op.name!r} reads {res.name!r}, which is no captured variable")
             env[op.outputs[0].name] = lambda gg, hit=hit: self.variable_value(gg, hit)
+            return
+        if kind == "SpaceToBatchND" and self.dilated(op) is not None:  # the conv reads the input itself
+            conv, attrs, b2s, chain = self.dilated(op)
+            src = op.inputs[0]
+            env[op.outputs[0].name] = env.get(src.name) or (lambda gg, t=src: self.value(gg, t, env))
+            self._fused[_key(conv)] = (attrs, b2s)
+            for middle in chain:  # their TF shapes are the blocked ones: the last has the result's
+                self._shape_as[_key(middle)] = b2s.outputs if middle is chain[-1] else None
+            return
+        if kind == "BatchToSpaceND" and self._fused_from(op) is not None:
+            src = op.inputs[0]
+            env[op.outputs[0].name] = env.get(src.name) or (lambda gg, t=src: self.value(gg, t, env))
+            return
+        if kind in _CALLS:  # a nested function call: its body inlined, its inputs bound to the operands
+            self.used_targets.add(kind)
+            ins = [env.get(t.name) if t.dtype == tf.resource else self.value(g, t, env) for t in op.inputs]
+            fgraph = self.function(op, "f")
+            saved = g.tf_op
+            g.tf_op = op
+            outs = self.inline(g, fgraph, list(op.inputs), ins)
+            g.tf_op = saved
+            for t, v in zip(op.outputs, outs):
+                if v is not None:
+                    annotate(v, t) if v.dtype is None else None
+                    env[t.name] = v
             return
         if kind == "IdentityN":  # custom gradients (Keras swish): output i is input i
             for src, out in zip(op.inputs, op.outputs):
@@ -339,21 +409,39 @@ class _Converter:
                 raise
             except Exception as exc:
                 raise g.error(f"{type(exc).__name__}: {exc}") from exc
-        self.bind(g, op.outputs, out, env)
+        key = _key(op)
+        if key in self._shape_as:
+            self.bind(g, self._shape_as[key] or op.outputs, out, env, names=op.outputs,
+                      shaped=self._shape_as[key] is not None)
+        else:
+            self.bind(g, op.outputs, out, env)
 
-    def bind(self, g: TFGraph, tensors: Sequence[tf.Tensor], out: Any, env: dict[str, Any]) -> None:
+    def dilated(self, s2b: tf.Operation) -> tuple[tf.Operation, dict[str, Any], tf.Operation, list] | None:
+        """The dilated convolution ``s2b`` starts (:func:`.dilation.chain`), or None."""
+        return _dilation.chain(self, s2b)
+
+    def _in_dilation(self, op: tf.Operation) -> bool:
+        return _dilation.inside(self, op)
+
+    def _fused_from(self, b2s: tf.Operation) -> tf.Operation | None:
+        return next((b for _, b in self._fused.values() if b is b2s), None)
+
+    def bind(self, g: TFGraph, tensors: Sequence[tf.Tensor], out: Any, env: dict[str, Any],
+             names: Sequence[tf.Tensor] | None = None, shaped: bool = True) -> None:
+        """Bind a primitive's results to TF tensors (``names``, default ``tensors``), typed and shaped
+        as ``tensors`` say."""
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
-        for t, v in zip(tensors, outs):
+        for t, n, v in zip(tensors, names if names is not None else tensors, outs):
             if v is None:
                 continue
             if not isinstance(v, ir.Value):
                 raise ConversionError(f"the primitive of {t.op.type} returned {type(v).__name__} for {t.name}")
-            annotate(v, t)
-            env[t.name] = v
+            annotate(v, t, shaped)
+            env[n.name] = v
 
     def emit_layer(self, g: TFGraph, call: _layers.LayerCall, env: dict[str, Any]) -> None:
         target = LAYER_PREFIX + call.kind
-        prim = self.registry.find_export("tensorflow", target)
+        prim = self.registry.find_module_export("tensorflow", type(call.layer))
         self.used_targets.add(target)
         g.tf_op = None
         self.current_call = call
@@ -373,8 +461,19 @@ class _Converter:
         """TF op types without a primitive (outside layers exported whole), with op names."""
         skip, _ = self.plan()
         out: dict[str, list[str]] = {}
-        for op in self.graph.get_operations():
-            if op.name in skip or op.type in _PLUMBING:
+        seen: set[str] = set()
+        stack = [op for op in self.graph.get_operations() if op.name not in skip]
+        while stack:
+            op = stack.pop(0)
+            if op.type in _PLUMBING:
+                continue
+            if op.type in ("SpaceToBatchND", "BatchToSpaceND") and self._in_dilation(op):
+                continue
+            if op.type in _CALLS:
+                name = op.get_attr("f").name
+                if name not in seen:
+                    seen.add(name)
+                    stack.extend(self.function(op, "f").get_operations())
                 continue
             if self.registry.find_export("tensorflow", op.type) is None:
                 out.setdefault(op.type, []).append(op.name)
@@ -385,17 +484,26 @@ def _control(t: Any) -> bool:
     return False
 
 
+def _key(t: tf.Tensor) -> tuple[int, str]:
+    """A tensor's key across the graphs of nested functions (names repeat between graphs)."""
+    return id(t.graph), t.name
+
+
 def _node_name(name: str) -> str:
     """TF op names without the ``_1`` suffixes re-entered name scopes get."""
     return re.sub(r"_\d+(?=/)", "", name)
 
 
-def annotate(value: ir.Value, t: tf.Tensor) -> None:
-    """Give a produced value the TF tensor's element type and static shape."""
+def annotate(value: ir.Value, t: tf.Tensor, shaped: bool = True) -> None:
+    """Give a produced value the TF tensor's element type and (``shaped``) static shape."""
     if t.dtype == tf.resource or t.dtype == tf.variant:
         return
     value.dtype = onnx_dtype(t.dtype)
-    if t.shape.rank is not None:
+    if not shaped and t.shape.rank is not None:  # the rank only (the dims TF gives do not hold)
+        if value.shape is None or len(value.shape) != t.shape.rank:
+            value.shape = ir.Shape([None] * t.shape.rank)
+        return
+    if shaped and t.shape.rank is not None:
         value.shape = ir.Shape(list(t.shape.as_list()))
 
 
@@ -409,7 +517,11 @@ def _traceable(obj: Any) -> tuple[Callable[..., Any], Any]:
     """``(function to wrap in tf.function, the object whose variables are named)``."""
     if _is_keras(obj):
         return (lambda *a: obj(*a, training=False)), obj
+    if isinstance(obj, tf.types.experimental.ConcreteFunction):  # a traced signature (SavedModel's)
+        return obj, None
     call = obj.__call__ if callable(obj) else None
+    if isinstance(obj, tf.__internal__.tracking.AutoTrackable) and hasattr(call, "get_concrete_function"):
+        return call, obj  # a reloaded SavedModel
     if isinstance(obj, tf.Module) and hasattr(call, "get_concrete_function"):
         return call, obj
     if hasattr(obj, "get_concrete_function"):  # a tf.function
@@ -469,6 +581,30 @@ def _closure_variables(cf: Any, known: dict[int, tuple[str, Any]]) -> None:
                 i += 1
                 name = f"{base}_{i}"
             known[id(handle)] = (name, var)
+
+
+def _is_concrete(fn: Any) -> bool:
+    return isinstance(fn, tf.types.experimental.ConcreteFunction)
+
+
+def _concrete_shapes(cf: Any, args: Sequence[tf.Tensor], wanted: list[list[Any]]) -> list[list[Any]]:
+    """The input dims of an already traced function: its static dims, the others named
+    (``wanted``'s names where given, ``batch`` for dim 0, ``d<i>`` else)."""
+    captured = {internal.name for _, internal in cf.graph.captures}
+    placeholders = [t for t in cf.graph.inputs if t.name not in captured and t.dtype != tf.resource]
+    if len(placeholders) != len(args):
+        raise InputError(f"the function takes {len(placeholders)} tensor inputs, {len(args)} were given")
+    out = []
+    for t, want in zip(placeholders, wanted):
+        if t.shape.rank is None:
+            out.append(list(want))
+            continue
+        dims: list[Any] = []
+        for i, d in enumerate(t.shape.as_list()):
+            w = want[i] if i < len(want) else None
+            dims.append(d if d is not None else (w if isinstance(w, str) else ("batch" if i == 0 else f"d{i}")))
+        out.append(dims)
+    return out
 
 
 def _as_tensors(example_inputs: Any) -> tuple[Any, ...]:
@@ -540,10 +676,10 @@ def export_model(
     specs = [tf.TensorSpec([d if isinstance(d, int) else None for d in s], a.dtype) for a, s in zip(args, shapes)]
     reg = registry()
     layer_calls: list[_layers.LayerCall] = []
-    tf_fn = fn if hasattr(fn, "get_concrete_function") else tf.function(fn, autograph=False)
+    tf_fn = fn if hasattr(fn, "get_concrete_function") or _is_concrete(fn) else tf.function(fn, autograph=False)
     with _layers.recording(obj, reg, layer_calls):
         try:
-            cf = tf_fn.get_concrete_function(*specs)
+            cf = tf_fn if _is_concrete(tf_fn) else tf_fn.get_concrete_function(*specs)
         except Exception as exc:
             if dynamic_shapes is not None or all(d is not None for sp in specs for d in sp.shape):
                 raise ConversionError(
@@ -557,6 +693,8 @@ def export_model(
             except Exception as exc2:
                 raise ConversionError(
                     f"TensorFlow could not trace {type(obj).__qualname__}: {type(exc2).__name__}: {exc2}") from exc2
+    if _is_concrete(tf_fn):  # its own input shapes: the unknown dims symbolic
+        shapes = _concrete_shapes(cf, args, shapes)
     variables = variable_names(holder, fn)
     _closure_variables(cf, variables)
     conv = _Converter(cf, reg, variables, layer_calls)
@@ -572,7 +710,9 @@ def export_model(
     outs = _output_names(cf)
     nchw = _nchw_positions(inputs_as_nchw, names)
     onnx_shapes = [(_to_nchw(s) if i in nchw else s) for i, s in enumerate(shapes)]
-    g = TFGraph(opset, name=_NAME.sub("_", getattr(obj, "name", None) or type(obj).__name__), converter=conv)
+    gname = getattr(obj, "name", None) if not _is_concrete(obj) else None
+    g = TFGraph(opset, name=_NAME.sub("_", gname if isinstance(gname, str) and gname else type(obj).__name__),
+                converter=conv)
     if nchw:
         _run_nchw(conv, g, names, onnx_shapes, outs, nchw)
     else:
@@ -662,67 +802,5 @@ def run_sample(fn: Any, args: tuple[Any, ...], **options: Any) -> ir.Model:
     return export_model(fn, args, **options)
 
 
-# -- testkit support (the backend object's export hooks, see onnxport_testkit.runner) -------------
-class ExportSupport(Exporter):
-    """The TensorFlow backend's export part (:class:`onnxport.backend.Exporter`)."""
-
-    name = "tensorflow"
-
-    def handles(self, obj: Any) -> bool:
-        """Keras layers and models, tf.function objects and tf.Module objects."""
-        return _is_keras(obj) or isinstance(obj, tf.Module) or hasattr(obj, "get_concrete_function")
-
-    def export_model(self, obj: Any, example_inputs: Any = (), **options: Any) -> ir.Model:
-        """:func:`export_model` (keyword inputs are not supported: ``example_kwargs`` must be empty)."""
-        if options.pop("example_kwargs", None):
-            raise InputError("the tensorflow exporter takes positional inputs only")
-        return export_model(obj, example_inputs, **options)
-
-    @staticmethod
-    def prepare_export_sample(sample: Any, target: str | None = None) -> tuple[Any, dict[str, Any]]:
-        """Dim 0 symbolic (``batch``) on the first input and on the inputs of its rank and batch size;
-        the others (a broadcast operand, gather indices) static."""
-        shapes = [np.shape(a) for a in sample.args]
-        if not shapes or not shapes[0]:
-            return sample, {"dynamic_shapes": [None] * len(shapes)}
-        first = shapes[0]
-        dyn = [{0: "batch"} if len(s) == len(first) and s[:1] == first[:1] and s[0] > 1 else None for s in shapes]
-        return sample, {"dynamic_shapes": dyn}
-
-    def check_exported_sample(self, prim: Any, sample: Any, model: ir.Model) -> None:
-        """The sample traced one of the TF ops (or Keras layers) its primitive is registered for."""
-        targets = {p.target for p in onnxport.registry().exports(self.name) if p.fn is prim.fn}
-        traced = model.meta.get(_export.targets_key(self.name), [])
-        assert targets & set(traced), f"the sample exercises none of {sorted(targets)}; traced: {traced}"
-
-    @staticmethod
-    def run_native(fn: Callable, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[np.ndarray]:
-        """The tensor leaves of ``fn``'s output (Keras layers with ``training=False``)."""
-        out = fn(*args, training=False, **kwargs) if _is_keras(fn) else fn(*args, **kwargs)
-        return [np.asarray(t) for t in tf.nest.flatten(out)]
-
-    @staticmethod
-    def check_roundtrip(sample: Any, imported: Any) -> None:
-        """Every variable of a Keras / TF sample comes back as a variable under its exported
-        name, with its value (weights stored in an ONNX layout, Conv kernels, keep their name)."""
-        fn, holder = _traceable(sample.fn)
-        ours = {name: var for name, var in variable_names(holder, fn).values()}
-        back = getattr(imported, "weights", None)
-        assert isinstance(back, dict), f"the imported {type(imported).__name__} has no weights dict"
-        floats = {n for n, v in ours.items() if np.issubdtype(np.asarray(v.numpy()).dtype, np.floating)}
-        missing = sorted(floats - set(back))
-        assert not missing, f"variables {missing} are missing after the round trip; it has {sorted(back)}"
-        for name, var in ours.items():
-            if not np.issubdtype(np.asarray(var.numpy()).dtype, np.floating):
-                continue  # integer state (Keras seed generators) is not read by inference graphs
-            want, got = np.asarray(var.numpy()), np.asarray(back[name].numpy())
-            if want.shape == got.shape:
-                np.testing.assert_array_equal(got, want, err_msg=f"variable {name!r} changed in the round trip")
-
-    @staticmethod
-    def to_numpy(x: Any) -> np.ndarray:
-        return np.asarray(x)
-
-    @staticmethod
-    def from_numpy(a: np.ndarray) -> Any:
-        return tf.convert_to_tensor(a)
+# the backend object's export hooks (the testkit's): :mod:`.export_support`
+from .export_support import ExportSupport  # noqa: E402,F401

@@ -1,7 +1,10 @@
 """Keras layers exported whole: which calls the trace recorded, and which ops they replace.
 
-A layer primitive is registered as ``keras.layers.<Class>`` (``keras.layers.LSTM``) and called
-as ``fn(g, layer, *inputs)``. While the exporter traces, every layer of those exact classes has
+A layer primitive is a module export primitive registered for a Keras layer class with
+:func:`onnxport.module_exporter` (``@module_exporter(keras.layers.LSTM)``; the registry refuses a
+second one for the same class) and called as ``fn(g, layer, *inputs)``; its ``when(layer,
+*traced_inputs)`` may decline a call, which is then exported op by op. While the exporter traces,
+every layer of those exact classes has
 its ``call`` wrapped so that the call's input and output tensors are recorded; the ops between
 them (the LSTM's While loop, its TensorLists ...) are then skipped and the primitive emits the
 layer once, from its weights, where its first output is first read. A recorded call inside
@@ -36,6 +39,11 @@ def _sublayers(obj: Any) -> list[Any]:
     return [obj] + [layer for layer in obj._flatten_layers(include_self=False, recursive=True)]
 
 
+#: layers whose result has the input's shape and dtype: a call is traced as one Identity stand-in
+#: (the layer primitive emits it; a BatchNormalization's traced ops are most of a CNN's trace time)
+_SAME_SHAPE = {"BatchNormalization", "LayerNormalization"}
+
+
 @contextlib.contextmanager
 def recording(obj: Any, registry: Any, calls: list[LayerCall]) -> Iterator[None]:
     """Wrap the ``call`` of each layer of ``obj`` whose class has a layer primitive."""
@@ -43,15 +51,23 @@ def recording(obj: Any, registry: Any, calls: list[LayerCall]) -> Iterator[None]
     wrapped = []
     for layer in _sublayers(obj):
         kind = type(layer).__name__
-        if not type(layer).__module__.startswith("keras"):
-            continue
-        if registry.find_export("tensorflow", f"keras.layers.{kind}") is None:
+        prim = registry.find_module_export("tensorflow", type(layer))
+        if prim is None:
             continue
         if "call" in layer.__dict__:
             continue
         original = layer.call
 
-        def call(*args: Any, _layer: Any = layer, _kind: str = kind, _orig: Any = original, **kwargs: Any) -> Any:
+        def call(*args: Any, _layer: Any = layer, _kind: str = kind, _orig: Any = original, _when: Any = prim.when,
+                 **kwargs: Any) -> Any:
+            if depth[0] == 0 and _kind in _SAME_SHAPE and len(args) == 1 and not kwargs.get("mask"):
+                x = args[0]
+                if (isinstance(x, tf.Tensor) and hasattr(x, "graph") and x.dtype == tf.as_dtype(_layer.compute_dtype)
+                        and (_when is None or _when(_layer, x))):
+                    # the primitive emits the layer from its weights: its ops need not be traced
+                    out = tf.identity(x, name="keras_layer_stand_in")
+                    calls.append(LayerCall(_layer, _kind, [x], [out], dict(kwargs)))
+                    return out
             depth[0] += 1
             try:
                 out = _orig(*args, **kwargs)
@@ -60,7 +76,8 @@ def recording(obj: Any, registry: Any, calls: list[LayerCall]) -> Iterator[None]
             if depth[0] == 0:
                 ins = [t for t in tf.nest.flatten(args[:1]) if isinstance(t, tf.Tensor)]
                 outs = [t for t in tf.nest.flatten(out) if isinstance(t, tf.Tensor)]
-                if ins and outs and all(hasattr(t, "graph") for t in ins + outs):
+                if (ins and outs and all(hasattr(t, "graph") for t in ins + outs)
+                        and (_when is None or _when(_layer, *ins))):
                     calls.append(LayerCall(_layer, _kind, ins, outs, dict(kwargs)))
             return out
 

@@ -20,7 +20,13 @@ def onnxport_backend_for(obj: Any) -> str | None:
     import sys
 
     tf = sys.modules.get("tensorflow")
-    if tf is not None and isinstance(obj, (tf.Module, tf.types.experimental.GenericFunction)):
+    if tf is not None and isinstance(obj, (tf.Module, tf.types.experimental.GenericFunction,
+                                           tf.types.experimental.ConcreteFunction)):
+        return "tensorflow"
+    # a reloaded SavedModel (tf.saved_model.load): a trackable object with a traced __call__
+    call = getattr(obj, "__call__", None)  # noqa: B004 - the traced function, not callability
+    if tf is not None and isinstance(obj, tf.__internal__.tracking.AutoTrackable) and hasattr(
+            call, "get_concrete_function"):
         return "tensorflow"
     # export side (tfexport): Keras 3 layers and models are no tf.Module
     keras = sys.modules.get("keras")

@@ -1,8 +1,8 @@
 """StatelessIf, If -> If (each branch function becomes an ONNX subgraph reading outer values).
 
 ``tf.cond`` on a tensor predicate traces to (Stateless)If; a Python predicate is resolved by
-TF at trace time and leaves no op. StatelessWhile / While (``tf.while_loop``) have no primitive
-yet; Keras recurrent layers, which trace to While, are exported whole (:mod:`.rnn`).
+TF at trace time and leaves no op. StatelessWhile / While (``tf.while_loop``) become Loop, TensorLists
+carried as sequences (:mod:`.tensor_list`); Keras LSTM/GRU layers are exported whole (:mod:`.rnn`).
 """
 
 from __future__ import annotations
@@ -59,11 +59,9 @@ def _grow(x):
 def while_(g, *operands):
     """Loop with no trip count: the condition function runs once on the initial values (in the
     graph) and again at the end of each iteration (in the body). Variables the body reads stay
-    outer initializers, not loop-carried values; TensorList loop values are not supported."""
+    outer initializers, not loop-carried values; TensorLists are carried as ONNX sequences."""
     op = g.tf_op
     carried = [i for i, t in enumerate(op.inputs) if t.dtype != tf.resource]
-    if any(op.inputs[i].dtype == tf.variant for i in carried):
-        raise g.error("While loops carrying TensorLists are not supported (Keras RNN layers export whole)")
     cond_fn, body_fn = g.function_graph("cond"), g.function_graph("body")
     first = g.inline(cond_fn, operands, list(op.inputs))[0]
     body = type(g)(g.opset, name=g.unique_name("while_body"), parent=g)
@@ -75,6 +73,12 @@ def while_(g, *operands):
         src = t if t.shape.rank is not None else op.inputs[i]  # TF keeps the rank through the loop
         shape = None if src.shape.rank is None else (
             list(t.shape.as_list()) if t.shape.rank is not None else [None] * src.shape.rank)
+        if t.dtype == tf.variant:  # a TensorList: the sequence type of the initial value
+            if not isinstance(operands[i].type, ir.SequenceType):
+                raise g.error(f"loop value {i} is a TF variant that is no TensorList")
+            vals[i] = body.input(_fresh(body, f"loop_{i}"), ir.DataType.FLOAT, None)
+            vals[i].type = operands[i].type
+            continue
         vals[i] = body.input(_fresh(body, f"loop_{i}"), g.converter_dtype(t.dtype), shape)
     body.tf_op = op
     new = body.inline(body_fn, vals, list(op.inputs))
@@ -85,11 +89,15 @@ def while_(g, *operands):
     cond_out = body.inline(cond_fn, new, list(op.inputs))[0]
     body.output(body.cast(cond_out, ir.DataType.BOOL) if cond_out.dtype is not None else cond_out)
     for i in carried:
-        body.output(new[i])
+        out = body.output(new[i])
+        if isinstance(new[i].type, ir.SequenceType):  # the output's Identity copy keeps the sequence type
+            out.type = new[i].type
     outs = g.op("Loop", None, g.cast(first, ir.DataType.BOOL), *[operands[i] for i in carried],
                 body=body.graph(), outputs=len(carried))
     outs = outs if isinstance(outs, tuple) else (outs,)
     result: list = [None] * len(op.outputs)
     for i, v in zip(carried, outs):
+        if op.inputs[i].dtype == tf.variant:
+            v.type = operands[i].type
         result[i] = v
     return tuple(result)

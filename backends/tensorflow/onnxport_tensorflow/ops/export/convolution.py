@@ -3,7 +3,10 @@
 TF kernels are HWIO (depthwise: H, W, C, multiplier); a variable's kernel is stored as the ONNX
 OIHW initializer under its own name, so the graph has no Transpose on weights. Channels-last data
 runs as ``Transpose -> Conv -> Transpose``; the layout pass cancels the pairs between layers.
-Conv1D traces as ExpandDims -> Conv2D -> Squeeze.
+Conv1D traces as ExpandDims -> Conv2D -> Squeeze. A Keras dilated convolution traces as
+SpaceToBatchND -> Conv -> BatchToSpaceND, which the exporter turns into the attributes of one
+dilated Conv (``g.attr`` answers ``dilations``/``padding`` for the whole chain); a grouped Keras
+convolution is a nested function call, inlined by the exporter.
 """
 
 from __future__ import annotations
@@ -74,6 +77,12 @@ def _onnx_kernel(g, w, kernel_perm, nd):
                emits=("Conv",), name="grouped"),
         Sample(keras.layers.Conv1D(5, 3, padding="same"), (rand(2, 10, 3),), emits=("Conv",), name="conv1d"),
         Sample(keras.layers.Conv3D(3, 2), (rand(1, 4, 5, 6, 2),), emits=("Conv",), name="conv3d"),
+        # Keras traces these through a nested function call / SpaceToBatchND chains (see the exporter)
+        Sample(keras.layers.Conv2D(6, 3, groups=2), (rand(2, 7, 7, 4),), emits=("Conv",), name="keras_grouped"),
+        Sample(keras.layers.Conv2D(4, 3, dilation_rate=(2, 3), padding="same"), (rand(2, 9, 10, 3),),
+               emits=("Conv",), name="keras_dilated"),
+        Sample(keras.layers.Conv1D(4, 3, dilation_rate=2, padding="causal"), (rand(2, 12, 3),),
+               emits=("Conv",), name="keras_dilated_causal1d"),
     ],
 )
 def conv(g, x, w):
@@ -90,6 +99,8 @@ def conv(g, x, w):
         Sample(keras.layers.DepthwiseConv2D(3, padding="same"), (rand(2, 8, 8, 3),), emits=("Conv",), name="same"),
         Sample(keras.layers.DepthwiseConv2D(3, strides=2, depth_multiplier=2, use_bias=False), (rand(1, 9, 9, 2),),
                emits=("Conv",), name="multiplier"),
+        Sample(keras.layers.DepthwiseConv2D(3, dilation_rate=2), (rand(2, 9, 9, 3),), emits=("Conv",),
+               name="keras_dilated"),
     ],
 )
 def depthwise(g, x, w):

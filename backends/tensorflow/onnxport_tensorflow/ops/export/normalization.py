@@ -14,7 +14,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from onnxport import Sample, exporter
+from onnxport import Sample, exporter, module_exporter
 
 from ._samples import fn, rand
 
@@ -61,12 +61,21 @@ def _bn_layer(size=_C):
     return layer
 
 
-@exporter(
-    "keras.layers.BatchNormalization",
-    samples=[Sample(_bn_layer(), (rand(2, 4, 4, _C),), emits=("BatchNormalization",), name="nhwc"),
-             Sample(keras.Sequential([keras.layers.Dense(4), keras.layers.BatchNormalization(center=False)]),
-                    (rand(2, 5),), emits=("BatchNormalization",), name="dense")],
-)
+#: the layer primitives' samples (module primitives carry none: tests/tensorflow/test_export_layers.py
+#: exports each and compares it with Keras in onnxruntime)
+SAMPLES: dict[str, list[Sample]] = {
+    "BatchNormalization": [
+        Sample(_bn_layer(), (rand(2, 4, 4, _C),), emits=("BatchNormalization",), name="nhwc"),
+        Sample(keras.Sequential([keras.layers.Dense(4), keras.layers.BatchNormalization(center=False)]),
+               (rand(2, 5),), emits=("BatchNormalization",), name="dense")],
+    "LayerNormalization": [
+        Sample(keras.layers.LayerNormalization(), (rand(2, 3, 8),), emits=("LayerNormalization",), name="ln"),
+        Sample(keras.layers.LayerNormalization(center=False), (rand(2, 6),), emits=("LayerNormalization",),
+               name="no_center")],
+}
+
+
+@module_exporter(keras.layers.BatchNormalization)
 def batch_norm_layer(g, layer, x, *rest):
     """Inference batch norm over one axis (the last, or axis 1 of 2-D data)."""
     rank = g.rank(x)
@@ -80,12 +89,7 @@ def batch_norm_layer(g, layer, x, *rest):
     return _bn(g, x, *ws, layer.epsilon, channels_last=axis % rank == rank - 1)
 
 
-@exporter(
-    "keras.layers.LayerNormalization",
-    samples=[Sample(keras.layers.LayerNormalization(), (rand(2, 3, 8),), emits=("LayerNormalization",), name="ln"),
-             Sample(keras.layers.LayerNormalization(center=False), (rand(2, 6),), emits=("LayerNormalization",),
-                    name="no_center")],
-)
+@module_exporter(keras.layers.LayerNormalization)
 def layer_norm_layer(g, layer, x, *rest):
     """Normalization over the last axis (the Keras default)."""
     rank = g.rank(x)

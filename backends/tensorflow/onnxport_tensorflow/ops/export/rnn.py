@@ -15,7 +15,7 @@ from __future__ import annotations
 import keras
 import numpy as np
 
-from onnxport import Sample, exporter
+from onnxport import Sample, module_exporter
 
 from ._samples import rand
 
@@ -127,33 +127,34 @@ def _single(g, layer, x, op):
     return (out, *states) if layer.return_state else out
 
 
-@exporter(
-    "keras.layers.LSTM",
-    samples=[Sample(keras.layers.LSTM(4), (rand(2, 5, 3),), emits=("LSTM",), rtol=1e-3, atol=1e-4, name="last"),
+#: the layer primitives' samples (module primitives carry none: tests/tensorflow/test_export_layers.py
+#: exports each and compares it with Keras in onnxruntime)
+SAMPLES: dict[str, list[Sample]] = {
+    "LSTM": [Sample(keras.layers.LSTM(4), (rand(2, 5, 3),), emits=("LSTM",), rtol=1e-3, atol=1e-4, name="last"),
              Sample(keras.layers.LSTM(3, return_sequences=True, return_state=True), (rand(2, 4, 3),),
                     emits=("LSTM",), rtol=1e-3, atol=1e-4, name="sequences_state")],
-)
+    "GRU": [Sample(keras.layers.GRU(4), (rand(2, 5, 3),), emits=("GRU",), rtol=1e-3, atol=1e-4, name="reset_after"),
+            Sample(keras.layers.GRU(3, reset_after=False, return_sequences=True), (rand(2, 4, 3),), emits=("GRU",),
+                   rtol=1e-3, atol=1e-4, name="reset_before")],
+    "Bidirectional": [
+        Sample(keras.layers.Bidirectional(keras.layers.LSTM(3, return_sequences=True)), (rand(2, 4, 3),),
+               emits=("LSTM",), rtol=1e-3, atol=1e-4, name="lstm_concat"),
+        Sample(keras.layers.Bidirectional(keras.layers.GRU(3), merge_mode="sum"), (rand(2, 4, 3),),
+               emits=("GRU",), rtol=1e-3, atol=1e-4, name="gru_sum")],
+}
+
+
+@module_exporter(keras.layers.LSTM)
 def lstm(g, layer, x, *rest):
     return _single(g, layer, x, "LSTM")
 
 
-@exporter(
-    "keras.layers.GRU",
-    samples=[Sample(keras.layers.GRU(4), (rand(2, 5, 3),), emits=("GRU",), rtol=1e-3, atol=1e-4, name="reset_after"),
-             Sample(keras.layers.GRU(3, reset_after=False, return_sequences=True), (rand(2, 4, 3),), emits=("GRU",),
-                    rtol=1e-3, atol=1e-4, name="reset_before")],
-)
+@module_exporter(keras.layers.GRU)
 def gru(g, layer, x, *rest):
     return _single(g, layer, x, "GRU")
 
 
-@exporter(
-    "keras.layers.Bidirectional",
-    samples=[Sample(keras.layers.Bidirectional(keras.layers.LSTM(3, return_sequences=True)), (rand(2, 4, 3),),
-                    emits=("LSTM",), rtol=1e-3, atol=1e-4, name="lstm_concat"),
-             Sample(keras.layers.Bidirectional(keras.layers.GRU(3), merge_mode="sum"), (rand(2, 4, 3),),
-                    emits=("GRU",), rtol=1e-3, atol=1e-4, name="gru_sum")],
-)
+@module_exporter(keras.layers.Bidirectional)
 def bidirectional(g, layer, x, *rest):
     _check(g, layer, g.converter.current_call.kwargs)
     fwd, bwd = layer.forward_layer, layer.backward_layer
