@@ -8,6 +8,7 @@ import pytest
 
 from .runner import (
     run_case_roundtrip,
+    run_edge_case,
     run_export_sample,
     run_import_case,
     run_node_case,
@@ -16,7 +17,9 @@ from .runner import (
 )
 
 __all__ = [
+    "test_onnx_edge_case",
     "test_onnx_export_sample",
+    "test_onnx_export_sample_opset",
     "test_onnx_import_case",
     "test_onnx_node_case",
     "test_onnx_node_variant",
@@ -48,6 +51,12 @@ def test_onnx_random_case(onnx_random_case) -> None:
     run_random_case(backend, case, variant)
 
 
+def test_onnx_edge_case(onnx_edge_case) -> None:
+    """NaN/inf, zeros, an empty dimension or a negative axis in a node case, vs onnxruntime."""
+    backend, case, variant = onnx_edge_case
+    run_edge_case(backend, case, variant)
+
+
 def test_onnx_import_case(onnx_import_case) -> None:
     """A case declared beside an import primitive (``@importer(..., cases=[ImportCase(...)])``)."""
     backend, prim, index = onnx_import_case
@@ -60,6 +69,14 @@ def test_onnx_export_sample(onnx_export_sample, request: pytest.FixtureRequest) 
     extra: dict[str, Any] = {}
     request.node._onnxport_extra = extra
     run_export_sample(backend, prim, index, extra)
+
+
+def test_onnx_export_sample_opset(onnx_export_opset, request: pytest.FixtureRequest) -> None:
+    """The same sample exported at the lowest supported and the newest opset (not the default)."""
+    backend, prim, index, opset = onnx_export_opset
+    extra: dict[str, Any] = {}
+    request.node._onnxport_extra = extra
+    run_export_sample(backend, prim, index, extra, opset=opset)
 
 
 def test_onnx_roundtrip(onnx_roundtrip) -> None:

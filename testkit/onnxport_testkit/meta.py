@@ -108,7 +108,8 @@ def expected_failure_problems(
     """What is wrong with a backend's expected-failure list: empty reasons, unknown names.
 
     Keys are exact: a node case name, optionally with ``[variant]``; ``export:<target>``,
-    optionally with ``[sample]`` (its name or index, ``-roundtrip`` for the round trip); or a
+    optionally with ``[sample]`` (its name or index, ``-roundtrip`` for the round trip, ``-opsetN``
+    for the export at opset N); or a
     declared import case, ``[domain::]Op[case]`` (``declared``: op label -> its case names).
     """
     declared = declared or {}
@@ -133,7 +134,7 @@ def expected_failure_problems(
             if target not in export_targets:
                 problems.append(f"{key!r}: no export primitive {target!r} is registered")
             elif variant is not None:
-                base = variant[: -len("-roundtrip")] if variant.endswith("-roundtrip") else variant
+                base = re.sub(r"-(roundtrip|opset\d+)$", "", variant)
                 if base not in export_targets[target]:
                     problems.append(f"{key!r}: {target!r} has no sample {base!r} ({export_targets[target]})")
             continue

@@ -8,6 +8,7 @@ and every case its registry can run (``from onnxport_testkit.generated import *`
   older opsets (the core's adapters bring them back), and the backend's own variants
   (``Backend.case_variants``: JAX's ``x64off``, one case per op);
 - ``onnx_random_case``: random inputs per dtype the op spec allows, against onnxruntime;
+- ``onnx_edge_case``: NaN/inf, zeros, empty-dimension and negative-axis variants (``edge.EDGE_OPS``);
 - ``onnx_import_case``: ``ImportCase``\\ s declared beside import primitives (custom ops);
 - ``onnx_export_sample``: ``Sample``\\ s declared beside export primitives;
 - ``onnx_roundtrip``: import(export(sample)) and export(import(case)) where a backend does both;
@@ -31,6 +32,7 @@ _SELECTION = pytest.StashKey["Selection"]()
 #: the one parameter of a generated test that has no case in this run: deselected, not skipped
 _NOTHING = ("onnxport: nothing selected",)
 _FIXTURES = ("onnx_node_case", "onnx_node_variant", "onnx_random_case", "onnx_import_case", "onnx_export_sample",
+             "onnx_export_opset", "onnx_edge_case",
              "onnx_roundtrip", "onnxport_primitive", "onnxport_hook", "onnxport_failure_list", "onnxport_backend",
              "onnxport_layout")
 
@@ -48,6 +50,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="write the generated tests' results as JSON to this path (for `onnxport coverage`)")
     group.addoption("--onnxport-no-random", action="store_true",
                     help="skip the random-input dtype variants")
+    group.addoption("--onnxport-all-opsets", action="store_true",
+                    help="run every export sample at the lowest and newest opsets too (default: the samples "
+                         "whose export can differ there: the primitive branches on the opset, or an op it emits "
+                         "changed or has a down-adapter)")
     group.addoption("--onnxport-no-variants", action="store_true",
                     help="skip the dynamic-batch and older-opset variants of the node cases")
 
@@ -207,6 +213,20 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:  # noqa: C901 - on
                     for variant in V.random_variants(c):
                         params.append(pytest.param((b, c, variant), id=f"{b}-{c.name}-{variant}"))
         _parametrize(metafunc, "onnx_random_case", params)
+    if "onnx_edge_case" in names:
+        from .edge import edge_variants
+
+        params = []
+        if not config.getoption("--onnxport-no-random"):
+            for b in _backends(config):
+                by_op: dict[str, list[Any]] = {}
+                runnable = _runnable(b, _selected_cases(config))
+                for c in sorted(runnable, key=lambda c: c.name):
+                    by_op.setdefault(c.ops[0][1], []).append(c)
+                for c in runnable:
+                    for variant in edge_variants(c, by_op[c.ops[0][1]]):
+                        params.append(pytest.param((b, c, variant), id=f"{b}-{c.name}-{variant}"))
+        _parametrize(metafunc, "onnx_edge_case", params)
     if "onnx_import_case" in names:
         from .semantic_cases import cases_of
 
@@ -224,6 +244,19 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:  # noqa: C901 - on
             for prim, i, s in _export_samples(reg, b, sel):
                 params.append(pytest.param((b, prim, i), id=f"{b}-export-{prim.target}-{s.name or i}"))
         _parametrize(metafunc, "onnx_export_sample", params)
+    if "onnx_export_opset" in names:
+        from .runner import backend_object, expected_failure, sample_opsets
+
+        params = []
+        for b in _backends(config):
+            be = backend_object(b)
+            for prim, i, s in _export_samples(reg, b, sel):
+                # a sample listed to fail at the default opset is not run again at the others
+                if expected_failure(be, f"export:{prim.target}", str(s.name or i)) is not None:
+                    continue
+                for opset in sample_opsets(prim, s, config.getoption("--onnxport-all-opsets")):
+                    params.append(pytest.param((b, prim, i, opset), id=f"{b}-export-{prim.target}-{s.name or i}-opset{opset}"))
+        _parametrize(metafunc, "onnx_export_opset", params)
     if "onnx_roundtrip" in names:
         params = []
         for b in _backends(config):
@@ -298,6 +331,9 @@ def _item_info(item: pytest.Item) -> dict[str, Any] | None:
     if "onnx_node_variant" in p:
         b, c, v = p["onnx_node_variant"]
         return _case_info(b, c, "variant", v)
+    if "onnx_edge_case" in p:
+        b, c, v = p["onnx_edge_case"]
+        return _case_info(b, c, "edge", v)
     if "onnx_random_case" in p:
         b, c, v = p["onnx_random_case"]
         return _case_info(b, c, "random", v)
@@ -316,6 +352,11 @@ def _item_info(item: pytest.Item) -> dict[str, Any] | None:
         s = prim.samples[i]
         return {"kind": "export", "backend": b, "direction": "export", "case": f"{prim.target}[{s.name or i}]",
                 "target": prim.target, "emits": list(s.emits), "variant": None}
+    if "onnx_export_opset" in p:
+        b, prim, i, opset = p["onnx_export_opset"]
+        s = prim.samples[i]
+        return {"kind": "export", "backend": b, "direction": "export", "case": f"{prim.target}[{s.name or i}]",
+                "target": prim.target, "emits": list(s.emits), "variant": f"opset{opset}", "opset": opset}
     if "onnx_roundtrip" in p:
         b, what, obj, i = p["onnx_roundtrip"]
         if what == "case":

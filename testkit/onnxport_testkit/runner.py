@@ -257,6 +257,36 @@ def run_random_case(backend_name: str, case: NodeCase, variant: str) -> None:
     check(backend_name, case.name, variant, go, case.ops)
 
 
+def run_edge_case(backend_name: str, case: NodeCase, variant: str) -> None:
+    """An edge-value variant (onnxport_testkit.edge) vs onnxruntime; NaN equals NaN."""
+    from .edge import edge_model, expected_edge_failure
+    from .reference import run_reference
+
+    backend = backend_object(backend_name)
+    model, inputs = edge_model(case, variant)
+    with np.errstate(all="ignore"):
+        expected, source = run_reference(model, inputs)
+    reason = expected_edge_failure(backend, case, variant)
+    name = f"{case.name}[{variant}]"
+    try:
+        with np.errstate(all="ignore"):
+            actual = run_backend(backend_name, model, inputs)
+            compare_with_reference(model, inputs, expected, source, actual,
+                                   import_tolerances(backend_name, case.ops))
+    except Exception as exc:
+        if reason is None:
+            if isinstance(exc, AssertionError):
+                raise
+            raise AssertionError(f"{name}: {type(exc).__name__}: {exc}") from exc
+        how, why = failure_mode(reason)
+        if how == failed_how(exc):
+            pytest.xfail(reason)
+        raise AssertionError(f"{name}: listed as failing with [{how}] ({why[:120]}), but it failed with "
+                             f"[{failed_how(exc)}]: {str(exc)[:500]}") from exc
+    if reason is not None:
+        pytest.fail(f"{name} passes but is listed as an expected failure ({reason!r}): remove it from the list")
+
+
 # -- declared import cases -----------------------------------------------------------------------
 def import_case_model(prim: Any, case: Any) -> onnx.ModelProto:
     """A one-node model for a declared :class:`onnxport.ImportCase` of an import primitive."""
@@ -384,7 +414,8 @@ def _symbolic_batch(proto: onnx.ModelProto) -> list[bool]:
     return out
 
 
-def run_exported(backend_name: str, sample: Any, proto: onnx.ModelProto, inputs: list[Any]) -> list[Any]:
+def run_exported(backend_name: str, sample: Any, proto: onnx.ModelProto, inputs: list[Any],
+                 fallback: bool = False) -> list[Any]:
     """Outputs of an exported sample's graph: onnxruntime by default; onnx.reference with the sample's
     numpy ``reference`` for its custom-domain ops; or, with ``runner="import"``, the graph imported
     back into the backend (its own import primitives run the custom ops)."""
@@ -397,30 +428,119 @@ def run_exported(backend_name: str, sample: Any, proto: onnx.ModelProto, inputs:
         return list(backend_object(backend_name).run(imported, inputs))
     if getattr(sample, "reference", None) is not None:
         return run_with_custom_ops(proto, inputs, sample.reference)
+    if fallback:  # another opset: onnx.reference where onnxruntime has no kernel of that version
+        from .reference import run_reference
+
+        return run_reference(proto, inputs)[0]
     return run_onnxruntime(proto, inputs)
 
 
-def run_export_sample(backend_name: str, prim: Any, index: int, extra: dict[str, Any]) -> None:
+def export_opsets() -> tuple[int, ...]:
+    """The opsets besides the default that every export sample also runs at: the lowest the
+    exporters support and the newest onnx knows."""
+    from onnxport import spec
+    from onnxport.export import DEFAULT_OPSET, MIN_OPSET
+
+    return tuple(o for o in dict.fromkeys((MIN_OPSET, spec.latest_opset())) if o != DEFAULT_OPSET)
+
+
+def sample_opsets(prim: Any, sample: Any, every: bool = False) -> tuple[int, ...]:
+    """The opsets of :func:`export_opsets` where the sample's export can differ from the default's:
+    its primitive branches on the opset (its source mentions ``opset``), or an op it emits
+    (``sample.emits``) has another schema version there or a down-adapter that applies there.
+    ``every``: all of them (``--onnxport-all-opsets``)."""
+    import inspect
+
+    import onnxport
+    from onnxport import spec
+    from onnxport.export import DEFAULT_OPSET
+
+    if every:
+        return export_opsets()
+    try:
+        branches = "opset" in inspect.getsource(prim.fn)
+    except (OSError, TypeError):
+        branches = True
+    if branches:
+        return export_opsets()
+    reg = onnxport.registry()
+    out = []
+    for opset in export_opsets():
+        for op in sample.emits:
+            here = spec.get_spec(op, opset).since_version if spec.has_spec(op, opset) else None
+            default = spec.get_spec(op, DEFAULT_OPSET).since_version if spec.has_spec(op, DEFAULT_OPSET) else None
+            if here != default or any(opset < d.below for d in reg.down_adapters(op)):
+                out.append(opset)
+                break
+    return tuple(out)
+
+
+def _refusal_justified(backend_name: str, sample: Any, target: str, opset: int, message: str) -> list[str]:
+    """What makes refusing ``opset`` right (empty: the refusal is a bug): the ops of the sample's
+    default-opset export that ``opset`` lacks with no down-adapter writing them with older ops, or
+    (when the refusal names an opset) that have a newer form at the default opset than at ``opset``
+    (an attribute or input the old form lacks, as Reshape's allowzero before 14)."""
+    import onnxport
+    from onnxport import spec
+    from onnxport.export import DEFAULT_OPSET
+
+    proto, _, _, _ = _export_sample(backend_name, sample, target=target)
+    reg = onnxport.registry()
+    names_opset = re.search(r"opset \d+", message) is not None
+    lacking = []
+    for op in emitted_ops(proto):
+        domain, _, name = op.rpartition("::")
+        if domain or not spec.versions(name):
+            continue
+        if not spec.has_spec(name, opset):
+            if not any(opset < d.below for d in reg.down_adapters(name)):
+                lacking.append(f"{name} (from opset {spec.versions(name)[0]})")
+        elif names_opset and spec.get_spec(name, opset).since_version < spec.get_spec(name, DEFAULT_OPSET).since_version:
+            lacking.append(f"{name}-{spec.get_spec(name, DEFAULT_OPSET).since_version} (opset {opset} has "
+                           f"{name}-{spec.get_spec(name, opset).since_version})")
+    return lacking
+
+
+def run_export_sample(backend_name: str, prim: Any, index: int, extra: dict[str, Any],
+                      opset: int | None = None) -> None:
     """Trace a declared sample, ``onnx.checker`` it, run it in onnxruntime, compare, check op types.
 
     Where the exported graph kept dim 0 of an input symbolic, the sample is also run with one
-    more row on that dim (a copy of row 0, so index inputs stay in range).
+    more row on that dim (a copy of row 0, so index inputs stay in range). With ``opset`` (another
+    than the default), the sample is exported at that opset; a :class:`ConversionError` there
+    passes only when the spec justifies it (:func:`_refusal_justified`).
     """
     backend = backend_object(backend_name)
     sample = prim.samples[index]
     name = sample_name(prim.target, index, sample)
 
     def go() -> None:
-        proto, inputs, model, ready = _export_sample(backend_name, sample, target=prim.target)
+        if opset is None:
+            proto, inputs, model, ready = _export_sample(backend_name, sample, target=prim.target)
+        else:
+            from onnxport.errors import ConversionError
+
+            try:
+                proto, inputs, model, ready = _export_sample(backend_name, sample, opset, target=prim.target)
+            except ConversionError as exc:
+                lacking = _refusal_justified(backend_name, sample, prim.target, opset, str(exc))
+                if not lacking:
+                    raise AssertionError(f"{name}: export at opset {opset} refused although every op of the "
+                                         f"default export exists there: {exc}") from exc
+                extra["refused"] = f"opset {opset} lacks {lacking}"
+                return
+            got = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), 0)
+            assert got == opset, f"{name}: exported at opset {got}, asked {opset}"
         ops = emitted_ops(proto)
         extra["emitted"] = ops
         extra["opset"] = next((o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")), 0)
-        missing = [op for op in sample.emits if op not in ops]
+        # ``emits`` describes the default opset (another opset may write the op with older ops)
+        missing = [op for op in sample.emits if op not in ops] if opset is None else []
         assert not missing, f"{name}: the exported graph lacks {missing}; it has {ops}"
         export_part(backend).check_exported_sample(prim, ready, model)
         names = [o.name for o in proto.graph.output]
         expected = native_outputs(backend_name, ready)
-        actual = run_exported(backend_name, sample, proto, inputs)
+        actual = run_exported(backend_name, sample, proto, inputs, fallback=opset is not None)
         tol = export_tolerances(prim)
         _compare_all(names, expected, actual, rtol=sample.rtol, atol=sample.atol, overrides=tol)
         grow = _symbolic_batch(proto)
@@ -430,11 +550,12 @@ def run_export_sample(backend_name: str, prim: Any, index: int, extra: dict[str,
             bigger = [np.concatenate([x, x[:1]], 0) if g else x for x, g in zip(inputs, grow)]
             args = tuple(backend.from_numpy(x) for x in bigger)
             expected = native_outputs(backend_name, ready, args)
-            actual = run_exported(backend_name, sample, proto, bigger)
+            actual = run_exported(backend_name, sample, proto, bigger, fallback=opset is not None)
             _compare_all([f"{n} (dim 0 grown)" for n in names], expected, actual, rtol=sample.rtol, atol=sample.atol,
                          overrides=tol)
 
-    check(backend_name, f"export:{prim.target}", str(sample.name or index), go)
+    variant = str(sample.name or index) + ("" if opset is None else f"-opset{opset}")
+    check(backend_name, f"export:{prim.target}", variant, go)
 
 
 def run_sample_roundtrip(backend_name: str, prim: Any, index: int) -> None:
@@ -456,8 +577,14 @@ def run_sample_roundtrip(backend_name: str, prim: Any, index: int) -> None:
             pytest.skip(f"not registered in {backend_name}: {', '.join(missing)}")
         imported = onnxport.import_model(proto, backend=backend_name)
         actual = list(backend.run(imported, inputs))
-        _compare_all([o.name for o in proto.graph.output], expected, actual, rtol=sample.rtol, atol=sample.atol,
-                     overrides=export_tolerances(prim))
+        names = [o.name for o in proto.graph.output]
+        _compare_all(names, expected, actual, rtol=sample.rtol, atol=sample.atol, overrides=export_tolerances(prim))
+        # and against a runtime that is neither the exporter nor the importer: the exported graph
+        # in onnxruntime (or the sample's stated reference for custom ops)
+        if getattr(sample, "runner", "onnxruntime") != "import":
+            independent = run_exported(backend_name, sample, proto, inputs)
+            _compare_all([f"{n} (vs onnxruntime)" for n in names], independent, actual, rtol=sample.rtol,
+                         atol=sample.atol, overrides=export_tolerances(prim))
         export_part(backend).check_roundtrip(ready, imported)
 
     check(backend_name, f"export:{prim.target}", f"{sample.name or index}-roundtrip", go)

@@ -118,6 +118,43 @@ def test_gradients_and_vmap_are_unchanged(cnn) -> None:
     got = jax.vmap(lambda xx: fast.apply(fast.params, xx)[0])(xs)
     want = jax.vmap(lambda xx: plain.apply(plain.params, xx)[0])(xs)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-4, atol=1e-5)
+    # independent of both paths: onnxruntime per batch entry
+    sess = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    for i in range(len(xs)):
+        np.testing.assert_allclose(np.asarray(got[i]), sess.run(None, {"x": xs[i]})[0], rtol=1e-4, atol=1e-5)
+
+
+def test_channels_last_gradients_match_onnxruntime_differences(cnn) -> None:
+    """Directional derivatives of sum(y**2) from onnxruntime central differences (float64 sums)
+    against the fast path's gradients: w.r.t. the input and w.r.t. the weight w2."""
+    proto, x, _ = cnn
+    fast = onnxport.import_model(proto, backend="jax")
+    gp, gx = jax.grad(lambda p, xx: jnp.sum(fast.apply(p, xx)[0] ** 2), argnums=(0, 1))(fast.params, x)
+
+    def loss(model_proto: onnx.ModelProto, xx: np.ndarray) -> float:
+        sess = ort.InferenceSession(model_proto.SerializeToString(), providers=["CPUExecutionProvider"])
+        return float(np.sum(sess.run(None, {"x": xx})[0].astype(np.float64) ** 2))
+
+    rng = np.random.default_rng(1)
+    v = rng.standard_normal(x.shape).astype(np.float32)
+    eps = 1e-2
+    fd = (loss(proto, x + eps * v) - loss(proto, x - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(float(np.sum(np.asarray(gx, np.float64) * v)), fd, rtol=2e-2)
+
+    w2 = next(i for i in proto.graph.initializer if i.name == "w2")
+    base = numpy_helper.to_array(w2)
+    d = rng.standard_normal(base.shape).astype(np.float32)
+
+    def with_w2(arr: np.ndarray) -> onnx.ModelProto:
+        m = onnx.ModelProto()
+        m.CopyFrom(proto)
+        for init in m.graph.initializer:
+            if init.name == "w2":
+                init.CopyFrom(numpy_helper.from_array(arr.astype(np.float32), "w2"))
+        return m
+
+    fd_w = (loss(with_w2(base + eps * d), x) - loss(with_w2(base - eps * d), x)) / (2 * eps)
+    np.testing.assert_allclose(float(np.sum(np.asarray(gp["w2"], np.float64) * d)), fd_w, rtol=2e-2)
 
 
 def test_hwio_weights_are_cached_per_array_and_follow_new_params(cnn) -> None:

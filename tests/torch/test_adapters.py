@@ -8,6 +8,7 @@ import pytest
 from onnx import helper
 
 import onnxport
+from onnxport_testkit.adapter_cases import ADAPTER_CASES, check_import
 
 from ..conftest import make_model, tensor_info
 
@@ -67,3 +68,10 @@ def test_old_opset_matches_onnxruntime(name):
     for e, a in zip(expected, out):
         np.testing.assert_allclose(a.numpy(), e, rtol=1e-5, atol=1e-6)
         assert a.numpy().dtype == e.dtype
+
+
+@pytest.mark.parametrize("case", ADAPTER_CASES, ids=lambda c: c.name)
+def test_adapter_case_imports_into_torch(case):
+    """Every adapter's case (onnxport_testkit.adapter_cases) imported into torch matches its
+    reference: onnxruntime on the old model, or the stated numpy reference where onnxruntime cannot."""
+    check_import(case, "torch")

@@ -61,10 +61,20 @@ def _export(net: nn.Module, x: torch.Tensor, **kw) -> bytes:
     return buf.getvalue()
 
 
+def _onnxruntime(data: bytes, *inputs: torch.Tensor) -> list[np.ndarray]:
+    """The exported model's outputs in onnxruntime: the reference independent of the import."""
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    names = [i.name for i in sess.get_inputs()]
+    return sess.run(None, {n: t.numpy() for n, t in zip(names, inputs)})
+
+
 def test_resnet_style_hierarchy_and_state_dict():
     src = _net(0)
     x = torch.randn(2, 3, 8, 8)
-    model = onnxport.import_model(_export(src, x, do_constant_folding=False))
+    data = _export(src, x, do_constant_folding=False)
+    model = onnxport.import_model(data)
     assert isinstance(model.layer1, Scope) and len(model.layer1) == 2
     assert isinstance(model.layer1[0].conv1, nn.Conv2d)
     assert isinstance(model.layer1[-1].bn1, nn.BatchNorm2d)
@@ -73,6 +83,7 @@ def test_resnet_style_hierarchy_and_state_dict():
     assert sorted(model.state_dict()) == sorted(src.state_dict())
     assert model.initializer_keys["layer1.0.conv1.weight"] == "layer1.0.conv1.weight"
     with torch.no_grad():
+        np.testing.assert_allclose(model(x).numpy(), _onnxruntime(data, x)[0], rtol=1e-4, atol=1e-5)
         torch.testing.assert_close(model(x), src(x), rtol=1e-5, atol=1e-5)
         # the source model's weights load by key, and the forward follows them
         other = _net(1)
@@ -87,12 +98,14 @@ def test_resnet_style_hierarchy_and_state_dict():
 def test_folded_export_places_layers_by_node_scope():
     src = _net(0)
     x = torch.randn(2, 3, 8, 8)
-    model = onnxport.import_model(_export(src, x))  # batch norm folded into anonymous conv weights
+    data = _export(src, x)
+    model = onnxport.import_model(data)  # batch norm folded into anonymous conv weights
     assert isinstance(model.layer1[1].conv1, nn.Conv2d)
     assert not hasattr(model.layer1[1], "bn1")
     keys = model.initializer_keys
     assert all(k.startswith(("stem.", "fc.", "layer1.")) for k in keys.values()), keys
     with torch.no_grad():
+        np.testing.assert_allclose(model(x).numpy(), _onnxruntime(data, x)[0], rtol=1e-4, atol=1e-5)
         torch.testing.assert_close(model(x), src(x), rtol=1e-4, atol=1e-4)
 
 
@@ -112,6 +125,9 @@ def test_dynamo_metadata_scopes_and_classes():
                                       "b_anonymous": "encoder.layers.1.proj.bias"}
     x = torch.randn(2, 4)
     torch.testing.assert_close(model(x), x @ proj.weight.T + proj.bias)
+    # independent of the imported weights: the initializers' own arrays
+    want = x.numpy() @ numpy_helper.to_array(w).T + numpy_helper.to_array(b)
+    np.testing.assert_allclose(model(x).detach().numpy(), want, rtol=1e-5, atol=1e-6)
 
 
 def test_anonymous_weight_of_a_function_goes_under_its_users_scope():
@@ -120,6 +136,8 @@ def test_anonymous_weight_of_a_function_goes_under_its_users_scope():
     model = onnxport.import_model(make_model(nodes, [tensor_info("x", [2, 4])], [tensor_info("y", [2, 4])], [w]))
     assert model.initializer_keys == {"onnx::MatMul_7": "blocks.0.attn.onnx__MatMul_7"}
     assert isinstance(model.blocks[0].attn.onnx__MatMul_7, nn.Parameter)
+    x = torch.randn(2, 4)
+    np.testing.assert_allclose(model(x).detach().numpy(), x.numpy() @ np.ones((4, 4), np.float32), rtol=1e-5, atol=1e-6)
 
 
 def test_scope_is_not_callable_and_option_off():

@@ -54,6 +54,28 @@ def test_matmul_add_runs_as_one_linear_with_the_same_weights_and_gradients(extra
     torch.testing.assert_close(b.grad, torch.full((5,), 6.0))
 
 
+def _onnxruntime(data: bytes, x: np.ndarray) -> list[np.ndarray]:
+    import onnxruntime as ort
+
+    return ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+
+
+@pytest.mark.parametrize("extra_use", [False, True])
+def test_fused_linear_matches_onnxruntime(extra_use):
+    """The fused MatMul+Add against onnxruntime on the same model (not the imported weights)."""
+    data = _linear_model(extra_use)
+    model = onnxport.import_model(data)
+    for shape in [(2, 3, 8), (1, 3, 8), (4, 3, 8)]:
+        x = np.random.default_rng(len(shape) + shape[0]).standard_normal(shape).astype(np.float32)
+        with torch.no_grad():
+            out = model(torch.from_numpy(x))
+        out = list(out) if isinstance(out, (tuple, list)) else [out]
+        want = _onnxruntime(data, x)
+        assert len(out) == len(want) == (2 if extra_use else 1)
+        for a, e in zip(out, want):
+            np.testing.assert_allclose(a.numpy(), e, rtol=1e-5, atol=1e-5)
+
+
 def test_fused_linear_error_names_the_matmul_node():
     model = onnxport.import_model(_linear_model())
     with pytest.raises(OnnxportError, match="mm"), torch.no_grad():
@@ -87,6 +109,20 @@ def test_shape_programs_follow_every_input_shape():
         torch.testing.assert_close(y, x.reshape(shape[0], -1))
         assert s.tolist() == list(shape)
         assert m.tolist() == list(range(shape[1]))
+
+
+def test_shape_programs_match_onnxruntime():
+    data = _shape_model()
+    model = onnxport.import_model(data)
+    for shape in [(2, 3, 4), (5, 1, 4), (1, 7, 4)]:
+        x = np.random.default_rng(shape[1]).standard_normal(shape).astype(np.float32)
+        with torch.no_grad():
+            got = model(torch.from_numpy(x))
+        want = _onnxruntime(data, x)
+        assert len(got) == len(want) == 3
+        for a, e in zip(got, want):
+            assert a.numpy().dtype == e.dtype and a.numpy().shape == e.shape
+            np.testing.assert_array_equal(a.numpy(), e)
 
 
 def test_shape_program_outputs_are_fresh_tensors_for_the_caller():
