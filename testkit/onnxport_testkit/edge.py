@@ -18,6 +18,7 @@ import numpy as np
 import onnx
 
 from .cases import NodeCase
+from .failures import expected_failure, failure_key
 from .variants import _index_inputs, is_plain_case, random_variants, seed
 
 NONFINITE, ZEROS, EMPTY, NEGAXIS = "nonfinite", "zeros", "empty", "negaxis"
@@ -146,7 +147,5 @@ def edge_model(case: NodeCase, variant: str) -> tuple[onnx.ModelProto, list[Any]
 def expected_edge_failure(backend: Any, case: NodeCase, variant: str) -> str | None:
     """The listed reason this edge variant fails: :data:`EDGE_FAILURES`, or the backend's own list
     for the whole case (a case listed as failing fails in its edge variants as well)."""
-    from .runner import expected_failure, failure_key
-
     own = EDGE_FAILURES.get(backend.name, {}).get(failure_key(case.name, variant))
     return own if own is not None else expected_failure(backend, case.name, None)

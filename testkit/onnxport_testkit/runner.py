@@ -36,6 +36,7 @@ from onnxport.backend import export_part
 
 from .cases import NodeCase
 from .compare import Mismatch, compare_outputs, declared_tolerances
+from .failures import expected_failure, failure_key, failure_table  # noqa: F401  (re-exported)
 from .semantic_cases import cases_of
 
 #: an expected failure's reason: ``[mismatch] why`` or ``[ExceptionClassName] why``
@@ -57,32 +58,6 @@ def backend_object(name: str) -> Any:
     import onnxport
 
     return onnxport.get_backend(name)
-
-
-def failure_key(case: str, variant: str | None = None) -> str:
-    """The exact key of a case (or one variant of it) in a backend's expected-failure list.
-
-    ``test_abs`` covers every variant of that node case; ``test_abs[float16]`` one variant;
-    ``export:aten.relu.default[0]`` one export sample, ``export:aten.relu.default`` all of them.
-    """
-    return f"{case}[{variant}]" if variant else case
-
-
-def failure_table(backend: Any) -> dict[str, str]:
-    """A backend's reviewed expected failures, with those plugins declared for it (exact key -> reason)."""
-    import onnxport
-
-    table: dict[str, str] = dict(backend.expected_failures)
-    table.update({k: reason for k, (reason, _) in onnxport.registry().expected_failures(backend.name).items()})
-    return table
-
-
-def expected_failure(backend: Any, case: str, variant: str | None = None) -> str | None:
-    """The reviewed reason this case (or variant) is expected to fail in ``backend``, if listed."""
-    table = failure_table(backend)
-    if variant and failure_key(case, variant) in table:
-        return table[failure_key(case, variant)]
-    return table.get(case)
 
 
 def missing_ops(backend_name: str, ops: tuple[tuple[str, str], ...] | list[tuple[str, str]]) -> list[str]:

@@ -15,6 +15,49 @@ import numpy as np
 
 from onnxport.registry import ImportCase
 
+_ML = "ai.onnx.ml"
+_AVERAGE, _SUM, _MIN, _MAX = range(4)  # TreeEnsemble's aggregate_function
+
+
+def _tree_reference(post: int):
+    """onnx.reference's TreeEnsemble scores (it applies no post_transform), then the ONNX
+    post_transform numbered as the spec numbers it (onnxruntime swaps SOFTMAX and LOGISTIC)."""
+
+    def reference(x, **attributes):
+        from onnx import TensorProto, helper
+        from onnx.reference import ReferenceEvaluator
+
+        node = helper.make_node("TreeEnsemble", ["X"], ["Y"], domain=_ML, **attributes)
+        graph = helper.make_graph([node], "tree", [helper.make_tensor_value_info("X", TensorProto.FLOAT, None)],
+                                  [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid(_ML, 5)])
+        (y,) = ReferenceEvaluator(model).run(None, {"X": x})
+        if post == 1:
+            e = np.exp(y - y.max(-1, keepdims=True))
+            return e / e.sum(-1, keepdims=True)
+        return (1 / (1 + np.exp(-y))).astype(y.dtype) if post == 2 else y
+
+    return reference
+
+
+def _tree_case(post: int, aggregate: int, name: str) -> ImportCase:
+    """Two small trees over 2 features and 3 targets, for the post transforms and aggregates."""
+    from onnx import TensorProto, helper
+
+    x = np.array([[0.1, 0.3], [0.9, -1.0], [0.7, 0.2], [np.nan, 0.1], [2.0, -0.2]], np.float32)
+    return ImportCase((x,), reference=_tree_reference(post) if post in (1, 2) else None, attributes={
+        "n_targets": 3, "aggregate_function": aggregate, "post_transform": post, "tree_roots": [0, 2],
+        "nodes_modes": helper.make_tensor("m", TensorProto.UINT8, (3,), [0, 3, 2]),
+        "nodes_featureids": [0, 1, 1],
+        "nodes_splits": helper.make_tensor("s", TensorProto.FLOAT, (3,), [0.5, -0.25, 0.0]),
+        "nodes_truenodeids": [0, 1, 2], "nodes_trueleafs": [1, 1, 1],
+        "nodes_falsenodeids": [1, 2, 3], "nodes_falseleafs": [0, 1, 1],
+        "nodes_missing_value_tracks_true": [1, 0, 0],
+        "leaf_targetids": [0, 1, 2, 0],
+        "leaf_weights": helper.make_tensor("w", TensorProto.FLOAT, (4,), [0.75, -1.5, 2.0, 0.25]),
+    }, name=name)
+
+
 # no official node case uses SequenceErase or ConcatFromSequence: declared cases, onnxruntime decides
 _SEQ = [np.arange(6, dtype=np.float32).reshape(2, 3) + 10 * k for k in range(3)]
 
@@ -31,6 +74,15 @@ SEMANTIC_CASES: Mapping[tuple[str, str, int], tuple[ImportCase, ...]] = {
         ImportCase((_SEQ,), name="last"),
         ImportCase((_SEQ, np.array(0, np.int64)), name="first"),
         ImportCase((_SEQ, np.array(-2, np.int32)), name="negative"),
+    ),
+    # TreeEnsemble's two official node cases cover one aggregate and no post transform
+    (_ML, "TreeEnsemble", 5): (
+        _tree_case(0, _AVERAGE, "average"),
+        _tree_case(1, _SUM, "softmax"),
+        _tree_case(2, _SUM, "logistic"),
+        _tree_case(3, _SUM, "softmax_zero"),
+        _tree_case(0, _MAX, "max"),
+        _tree_case(0, _MIN, "min"),
     ),
     ("", "ConcatFromSequence", 11): (
         ImportCase((_SEQ,), {"axis": 1}, name="concat"),

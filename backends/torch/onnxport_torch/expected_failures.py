@@ -12,8 +12,6 @@ from __future__ import annotations
 
 EXPECTED_FAILURES: dict[str, str] = {
     # -- export at the lowest supported opset (the testkit's opset13 export variants), measured
-    'export:aten.scatter.src[add-opset13]': "[ValidationError] at opset 13 the torch exporter writes ScatterElements with a reduction attribute (ScatterElements-16's form, max/min 18): onnx.checker rejects the model (measured by the opset13 export variant; the exporter should refuse with a ConversionError below opset 16/18)",
-    'export:aten.scatter.src[amax-opset13]': "[ValidationError] at opset 13 the torch exporter writes ScatterElements with a reduction attribute (ScatterElements-16's form, max/min 18): onnx.checker rejects the model (measured by the opset13 export variant; the exporter should refuse with a ConversionError below opset 16/18)",
     # -- math, activations, reductions, casts (ops/import_: activation, binary, unary, reduce, cast ...)
     "test_equal_string": "[ConversionError] torch has no string tensors: Equal on tensor(string) inputs",
     "test_equal_string_broadcast": "[ConversionError] torch has no string tensors: Equal on tensor(string) inputs",

@@ -169,10 +169,13 @@ def tree_ensemble(ctx, x, *, aggregate_function, leaf_targetids, leaf_weights, m
         y = jnp.zeros((n, n_targets), dt).at[out_rows, targets].add(weights)
         if aggregate_function == 0:
             y = y / len(roots)
-    elif aggregate_function == 2:
-        y = jnp.full((n, n_targets), jnp.finfo(dt).max, dt).at[out_rows, targets].min(weights)
-    elif aggregate_function == 3:
-        y = jnp.full((n, n_targets), jnp.finfo(dt).min, dt).at[out_rows, targets].max(weights)
+    elif aggregate_function in (2, 3):
+        if aggregate_function == 2:
+            y = jnp.full((n, n_targets), jnp.finfo(dt).max, dt).at[out_rows, targets].min(weights)
+        else:
+            y = jnp.full((n, n_targets), jnp.finfo(dt).min, dt).at[out_rows, targets].max(weights)
+        hit = jnp.zeros((n, n_targets), bool).at[out_rows, targets].set(True)
+        y = jnp.where(hit, y, jnp.zeros((), dt))  # a target no leaf reaches scores 0
     else:
         raise ctx.error(f"unknown aggregate_function {aggregate_function}")
     return _post_transform(ctx, y, int(post_transform)).astype(dt)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from onnxport import ImportCase, importer
+from onnxport import importer
 from onnxport.mlops import label_table
 
 from ._static import rank, tensor
@@ -113,55 +113,7 @@ def _post_transform(ctx, y, kind: int):
     raise ctx.error(f"unknown post_transform {kind} (expected 0..4: {', '.join(_POST)})")
 
 
-def _transformed(post: int):
-    """A test reference: onnx.reference's scores (it applies no post_transform), then the ONNX
-    post_transform numbered as the spec numbers it."""
-
-    def reference(x, **attributes):
-        from onnx import TensorProto, helper
-        from onnx.reference import ReferenceEvaluator
-
-        node = helper.make_node("TreeEnsemble", ["X"], ["Y"], domain=_ML, **attributes)
-        graph = helper.make_graph([node], "tree", [helper.make_tensor_value_info("X", TensorProto.FLOAT, None)],
-                                  [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)])
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid(_ML, 5)])
-        (y,) = ReferenceEvaluator(model).run(None, {"X": x})
-        if post == 1:
-            e = np.exp(y - y.max(-1, keepdims=True))
-            return e / e.sum(-1, keepdims=True)
-        return (1 / (1 + np.exp(-y))).astype(y.dtype) if post == 2 else y
-
-    return reference
-
-
-def _tree_case(post: int, aggregate: int, x: np.ndarray, name: str) -> ImportCase:
-    """Two small trees over 2 features and 3 targets, for the post transforms and aggregates."""
-    from onnx import TensorProto, helper
-
-    return ImportCase((x,), reference=_transformed(post) if post in (1, 2) else None, attributes={
-        "n_targets": 3, "aggregate_function": aggregate, "post_transform": post, "tree_roots": [0, 2],
-        "nodes_modes": helper.make_tensor("m", TensorProto.UINT8, (3,), [0, 3, 2]),
-        "nodes_featureids": [0, 1, 1],
-        "nodes_splits": helper.make_tensor("s", TensorProto.FLOAT, (3,), [0.5, -0.25, 0.0]),
-        "nodes_truenodeids": [0, 1, 2], "nodes_trueleafs": [1, 1, 1],
-        "nodes_falsenodeids": [1, 2, 3], "nodes_falseleafs": [0, 1, 1],
-        "nodes_missing_value_tracks_true": [1, 0, 0],
-        "leaf_targetids": [0, 1, 2, 0],
-        "leaf_weights": helper.make_tensor("w", TensorProto.FLOAT, (4,), [0.75, -1.5, 2.0, 0.25]),
-    }, name=name)
-
-
-_X = np.array([[0.1, 0.3], [0.9, -1.0], [0.7, 0.2], [np.nan, 0.1], [2.0, -0.2]], np.float32)
-
-
-@importer("TreeEnsemble", since=5, domain=_ML, cases=[
-    _tree_case(0, _AVERAGE, _X, "average"),
-    _tree_case(1, _SUM, _X, "softmax"),
-    _tree_case(2, _SUM, _X, "logistic"),
-    _tree_case(3, _SUM, _X, "softmax_zero"),
-    _tree_case(0, _MAX, _X, "max"),
-    _tree_case(0, _MIN, _X, "min"),
-])
+@importer("TreeEnsemble", since=5, domain=_ML)  # declared cases: the testkit's semantic_cases
 def tree_ensemble(ctx, x, *, aggregate_function, post_transform, tree_roots, nodes_hitrates,
                   nodes_missing_value_tracks_true, nodes_modes, leaf_weights, leaf_targetids, nodes_falsenodeids,
                   n_targets, nodes_trueleafs, nodes_featureids, nodes_splits, nodes_falseleafs, nodes_truenodeids,
