@@ -65,6 +65,8 @@ class Backend(abc.ABC):
     name: ClassVar[str]
     #: model-local functions stay functions in the import plan (``prepare(keep_functions=...)``)
     keep_functions: ClassVar[bool] = False
+    #: every name :meth:`case_variants` may return (expected-failure keys are reviewed against it)
+    variant_names: ClassVar[tuple[str, ...]] = ()
 
     @abc.abstractmethod
     def import_model(self, plan: Any, **options: Any) -> Any:

@@ -103,7 +103,7 @@ def hook_problems(hookspecs_module: Any) -> dict[str, list[str]]:
 
 def expected_failure_problems(
     table: dict[str, str], case_names: set[str], export_targets: dict[str, list[str]],
-    declared: dict[str, list[str]] | None = None,
+    declared: dict[str, list[str]] | None = None, backend_variants: tuple[str, ...] = (),
 ) -> list[str]:
     """What is wrong with a backend's expected-failure list: empty reasons, unknown names.
 
@@ -111,6 +111,7 @@ def expected_failure_problems(
     optionally with ``[sample]`` (its name or index, ``-roundtrip`` for the round trip, ``-opsetN``
     for the export at opset N); or a
     declared import case, ``[domain::]Op[case]`` (``declared``: op label -> its case names).
+    ``backend_variants``: the backend's own case variants (:attr:`onnxport.backend.Backend.variant_names`).
     """
     declared = declared or {}
     problems = []
@@ -144,7 +145,7 @@ def expected_failure_problems(
             continue
         if name not in case_names:
             problems.append(f"{key!r}: no official ONNX node case is named {name!r} (exact names only)")
-        if variant is not None and not _CASE_VARIANT.match(variant):
+        if variant is not None and not _CASE_VARIANT.match(variant) and variant not in backend_variants:
             problems.append(f"{key!r}: unknown variant {variant!r}")
     return problems
 

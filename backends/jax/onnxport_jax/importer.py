@@ -490,6 +490,7 @@ class JaxBackend(ExportSupport, PackageNative, Backend):
     Flax modules -> ONNX (:class:`~onnxport_jax.exporter.ExportSupport`)."""
 
     name = "jax"
+    variant_names = (X64_OFF,)
 
     @property
     def dtypes(self) -> frozenset[ir.DataType]:
