@@ -172,7 +172,17 @@ def pop_back(g, handle, element_shape):
     return _seq(g.op("SequenceErase", handle), dtype), last
 
 
-@exporter("TensorListElementShape")
+def _element_shape(x):
+    """TensorListElementShape of a list whose element shape is declared (as TF lists of one shape are)."""
+    lst = tf.raw_ops.EmptyTensorList(element_shape=tf.constant([4], tf.int32), max_num_elements=-1,
+                                     element_dtype=tf.float32)
+    lst = tf.raw_ops.TensorListPushBack(input_handle=lst, tensor=x[0])
+    shape = tf.raw_ops.TensorListElementShape(input_handle=lst, shape_type=tf.int32)
+    return tf.cast(shape, tf.float32) + 0.0 * tf.reduce_sum(x)
+
+
+@exporter("TensorListElementShape", samples=[Sample(fn(_element_shape), (rand(3, 4),), emits=("Shape",),
+                                                    name="declared")])
 def element_shape(g, handle):
     """The shape of item 0 (TF's known element shape; lists here hold items of one shape)."""
     out = g.op("Shape", g.op("SequenceAt", handle, g.const(np.asarray(0, dtype=np.int64))))
