@@ -21,8 +21,6 @@ PACKAGES += [ROOT / "opsets" / "onnxport_opsets", ROOT / "testkit" / "onnxport_t
 KNOWN_CYCLES: dict[str, str] = {
     "onnxport_jax": "exporter -> importer (JaxModel, deferred) -> exporter (ExportSupport); "
     "native -> exporter; the JAX importer split is another engineer's part of issue 11",
-    "onnxport_tensorflow": "exporter -> export_support (re-export of ExportSupport at the end of "
-    "exporter.py) -> exporter (export_model, helpers); from the TensorFlow exporter split merged at 19:05",
 }
 
 

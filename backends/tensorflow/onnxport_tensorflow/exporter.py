@@ -800,7 +800,3 @@ def _run_nchw(conv: _Converter, g: TFGraph, names: list[str], shapes: list[list[
 def run_sample(fn: Any, args: tuple[Any, ...], **options: Any) -> ir.Model:
     """Export a sample's callable."""
     return export_model(fn, args, **options)
-
-
-# the backend object's export hooks (the testkit's): :mod:`.export_support`
-from .export_support import ExportSupport  # noqa: E402,F401

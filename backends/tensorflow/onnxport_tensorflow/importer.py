@@ -429,12 +429,12 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
                    None if seed is None else int(seed), name=_var_name(graph.name or "onnx_model"))
 
 
-from .exporter import ExportSupport  # noqa: E402  (tfexport: the export side)
+from .export_support import ExportSupport  # noqa: E402  (the export side)
 
 
 class TensorflowBackend(ExportSupport, PackageNative, Backend):
     """The TensorFlow backend: ONNX -> :class:`TfModel` (a ``tf.Module``); Keras / TF -> ONNX
-    (:class:`~onnxport_tensorflow.exporter.ExportSupport`)."""
+    (:class:`~onnxport_tensorflow.export_support.ExportSupport`)."""
 
     name = "tensorflow"
 
