@@ -19,8 +19,6 @@ PACKAGES += [ROOT / "opsets" / "onnxport_opsets", ROOT / "testkit" / "onnxport_t
 
 #: packages whose cycle is known and owned elsewhere: package -> how it cycles (measured)
 KNOWN_CYCLES: dict[str, str] = {
-    "onnxport_jax": "exporter -> importer (JaxModel, deferred) -> exporter (ExportSupport); "
-    "native -> exporter; the JAX importer split is another engineer's part of issue 11",
 }
 
 

@@ -438,7 +438,7 @@ def _is_nnx_module(obj: Any) -> bool:
 
 def _as_function(obj: Any, params: Any) -> tuple[Callable[..., Any], Any, bool]:
     """``(fn, params, takes_params)``: what is traced, as ``fn(params, *inputs)`` when it has params."""
-    from .importer import JaxModel
+    from .model import JaxModel
 
     if isinstance(obj, JaxModel):
         consts, state_keys = obj.consts, set(obj.state)
@@ -584,7 +584,7 @@ def export_model(
     if options:
         raise InputError(f"unknown export options for the jax backend: {sorted(options)}")
     opset = _export.choose_opset(opts.opset)
-    from .importer import JaxModel
+    from .model import JaxModel
 
     if isinstance(obj, JaxModel):
         opts.input_names = opts.input_names or obj.input_names
@@ -650,7 +650,7 @@ class ExportSupport(Exporter):
 
     def handles(self, obj: Any) -> bool:
         """Flax NNX modules and imported JaxModels (plain functions are claimed by their inputs)."""
-        from .importer import JaxModel
+        from .model import JaxModel
 
         return isinstance(obj, JaxModel) or _is_nnx_module(obj)
 
