@@ -16,6 +16,7 @@ import numpy as np
 from onnxport.registry import ImportCase
 
 _ML = "ai.onnx.ml"
+_ROI_X = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
 _AVERAGE, _SUM, _MIN, _MAX = range(4)  # TreeEnsemble's aggregate_function
 
 
@@ -74,6 +75,13 @@ SEMANTIC_CASES: Mapping[tuple[str, str, int], tuple[ImportCase, ...]] = {
         ImportCase((_SEQ,), name="last"),
         ImportCase((_SEQ, np.array(0, np.int64)), name="first"),
         ImportCase((_SEQ, np.array(-2, np.int32)), name="negative"),
+    ),
+    # no official node case and no runtime implements MaxRoiPool-22: hand-computed cases
+    ("", "MaxRoiPool", 22): (
+        ImportCase((_ROI_X, np.array([[0, 0, 0, 3, 3]], np.float32)), {"pooled_shape": [2, 2]},
+                   expected=(np.array([[[[5.0, 7.0], [13.0, 15.0]]]], np.float32),), name="quadrants"),
+        ImportCase((_ROI_X, np.array([[0, 2, 2, 6, 6]], np.float32)), {"pooled_shape": [1, 1], "spatial_scale": 0.5},
+                   expected=(np.array([[[[15.0]]]], np.float32),), name="scaled"),
     ),
     # TreeEnsemble's two official node cases cover one aggregate and no post transform
     (_ML, "TreeEnsemble", 5): (

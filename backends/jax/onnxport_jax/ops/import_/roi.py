@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from onnxport import ImportCase, importer
+from onnxport import importer
 
 #: testkit tolerances beyond the float32 default (rtol 1e-5, atol 1e-6): op -> dtype -> (rtol, atol, reason)
 TEST_TOLERANCES = {
@@ -123,11 +123,7 @@ _POOL_X = np.arange(2 * 3 * 6 * 8, dtype=np.float32).reshape(2, 3, 6, 8) % 17 - 
 _POOL_ROIS = np.array([[0, 0, 0, 7, 5], [1, 1.5, 0.5, 5.5, 4.5], [0, 2, 1, 3, 2], [1, -2, -1, 9, 7]], np.float32)
 
 
-@importer("MaxRoiPool", since=22, cases=[
-    ImportCase((_POOL_X, _POOL_ROIS), {"pooled_shape": [2, 3]}, reference=_max_roi_pool_loops, name="basic"),
-    ImportCase((_POOL_X, _POOL_ROIS), {"pooled_shape": [3, 2], "spatial_scale": 0.5}, reference=_max_roi_pool_loops,
-               name="scaled"),
-])
+@importer("MaxRoiPool", since=22)  # declared cases: the testkit's semantic_cases
 def max_roi_pool(ctx, x, rois, *, pooled_shape, spatial_scale):
     """[R, C, ph, pw]: the max of each ROI bin (``rois`` [R, 5] = batch, x1, y1, x2, y2); empty bins 0."""
     ph, pw = int(pooled_shape[0]), int(pooled_shape[1])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
-from onnxport import ImportCase, importer
+from onnxport import importer
 
 from ._static import concrete
 
@@ -150,11 +150,7 @@ _POOL_ROIS = np.array([[0, 0, 0, 7, 5], [1, 1.5, 0.5, 5.5, 4.5], [0, 2, 1, 3, 2]
                        [0, 9, 7, 12, 9]], np.float32)
 
 
-@importer("MaxRoiPool", since=22, cases=[
-    ImportCase((_POOL_X, _POOL_ROIS), {"pooled_shape": [2, 3]}, reference=_max_roi_pool_loops, name="basic"),
-    ImportCase((_POOL_X, _POOL_ROIS), {"pooled_shape": [3, 2], "spatial_scale": 0.5}, reference=_max_roi_pool_loops,
-               name="scaled"),
-])
+@importer("MaxRoiPool", since=22)  # declared cases: the testkit's semantic_cases
 def max_roi_pool(ctx, x, rois, *, pooled_shape, spatial_scale):
     """[R, C, ph, pw]: the max of each ROI bin (``rois`` [R, 5] = batch, x1, y1, x2, y2); empty bins 0."""
     x = tf.convert_to_tensor(x)
