@@ -59,6 +59,24 @@ def _tree_case(post: int, aggregate: int, name: str) -> ImportCase:
     }, name=name)
 
 
+def _label_encoder_cases() -> tuple[ImportCase, ...]:
+    from onnx import TensorProto, helper
+
+    return (
+        ImportCase((np.array([[1, 7, 3], [2, 2, 9]], np.int64),),
+                   {"keys_int64s": [3, 1, 2], "values_floats": [2.5, 0.5, -4.0], "default_float": 9.0},
+                   name="int64_to_float"),
+        ImportCase((np.array([0.5, np.nan, 2.0, -1.0], np.float32),),
+                   {"keys_floats": [0.5, float("nan"), 2.0], "values_int64s": [10, 20, 30]},
+                   name="float_to_int64_nan_key"),
+        ImportCase((np.array([3, 4, 5, 3], np.int32),),
+                   {"keys_tensor": helper.make_tensor("k", TensorProto.INT32, (2,), [3, 5]),
+                    "values_tensor": helper.make_tensor("v", TensorProto.INT16, (2,), [-7, 8]),
+                    "default_tensor": helper.make_tensor("d", TensorProto.INT16, (1,), [42])},
+                   name="tensor_int32_to_int16"),
+    )
+
+
 # no official node case uses SequenceErase or ConcatFromSequence: declared cases, onnxruntime decides
 _SEQ = [np.arange(6, dtype=np.float32).reshape(2, 3) + 10 * k for k in range(3)]
 
@@ -83,6 +101,8 @@ SEMANTIC_CASES: Mapping[tuple[str, str, int], tuple[ImportCase, ...]] = {
         ImportCase((_ROI_X, np.array([[0, 2, 2, 6, 6]], np.float32)), {"pooled_shape": [1, 1], "spatial_scale": 0.5},
                    expected=(np.array([[[[15.0]]]], np.float32),), name="scaled"),
     ),
+    # LabelEncoder-4's node cases cover string maps only: numeric keys, a NaN key, tensor attributes
+    (_ML, "LabelEncoder", 4): _label_encoder_cases(),
     # TreeEnsemble's two official node cases cover one aggregate and no post transform
     (_ML, "TreeEnsemble", 5): (
         _tree_case(0, _AVERAGE, "average"),

@@ -7,9 +7,8 @@ import math
 
 import numpy as np
 import torch
-from onnx import TensorProto, helper
 
-from onnxport import ImportCase, importer
+from onnxport import importer
 from onnxport.mlops import tree_depth
 
 from ...context import NodeContext
@@ -53,19 +52,7 @@ def _pick(ctx: NodeContext, kind: str, floats, ints, strings, tensor) -> np.ndar
     return np.asarray(value).reshape(-1)
 
 
-@importer("LabelEncoder", since=4, domain=_ML, cases=[
-    ImportCase((np.array([[1, 7, 3], [2, 2, 9]], np.int64),),
-               {"keys_int64s": [3, 1, 2], "values_floats": [2.5, 0.5, -4.0], "default_float": 9.0},
-               name="int64_to_float"),
-    ImportCase((np.array([0.5, np.nan, 2.0, -1.0], np.float32),),
-               {"keys_floats": [0.5, float("nan"), 2.0], "values_int64s": [10, 20, 30]},
-               name="float_to_int64_nan_key"),
-    ImportCase((np.array([3, 4, 5, 3], np.int32),),
-               {"keys_tensor": helper.make_tensor("k", TensorProto.INT32, (2,), [3, 5]),
-                "values_tensor": helper.make_tensor("v", TensorProto.INT16, (2,), [-7, 8]),
-                "default_tensor": helper.make_tensor("d", TensorProto.INT16, (1,), [42])},
-               name="tensor_int32_to_int16"),
-])
+@importer("LabelEncoder", since=4, domain=_ML)  # declared cases: the testkit's semantic_cases
 def label_encoder(ctx: NodeContext, x: torch.Tensor, *, default_float: float, default_int64: int,
                   default_string: str, default_tensor, keys_floats, keys_int64s, keys_strings,
                   keys_tensor, values_floats, values_int64s, values_strings, values_tensor) -> torch.Tensor:
