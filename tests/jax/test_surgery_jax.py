@@ -90,3 +90,20 @@ def test_to_sequential_keeps_a_shared_weight_one_leaf() -> None:
     whole = onnxport.import_model(small, backend="jax")
     g_whole = jax.grad(lambda p: whole.apply(p, x).sum())(whole.params)["w"]
     np.testing.assert_allclose(np.asarray(g_seq), np.asarray(g_whole), rtol=1e-5, atol=1e-6)
+
+
+def test_widened_inserted_and_removed_models_import_into_jax() -> None:
+    if "jax" not in onnxport.backends():
+        pytest.skip("the jax backend is not installed")
+    from onnxport.edit import insert_layer, remove_layer, widen_channels
+
+    edits = {
+        "densenet": widen_channels(nets.onnx_bytes("densenet", False), "/block/block.1/conv/Conv", 7, init="net2net"),
+        "resnet": insert_layer(nets.onnx_bytes("resnet", False), after="/blocks/blocks.0/Relu_1_output_0",
+                               layer="conv", kernel_size=3),
+        "mobilenet": remove_layer(nets.onnx_bytes("mobilenet", False), "/blocks/blocks.2/body/body.0/Conv"),
+    }
+    for name, model in edits.items():
+        x = np.random.default_rng(7).standard_normal(SHAPES[name]).astype(np.float32)
+        fn = onnxport.import_model(model, backend="jax")
+        np.testing.assert_allclose(np.asarray(fn(x)), run(model, x), rtol=1e-4, atol=1e-5, err_msg=name)

@@ -88,3 +88,18 @@ def test_residual_shortcut_and_shared_weight_train_once() -> None:
     seq.fit(x, target, epochs=3, verbose=0, batch_size=3)
     after = float(np.mean((np.asarray(seq(x)) - target) ** 2))
     assert after < before
+
+
+def test_widened_inserted_and_removed_models_import_into_tensorflow() -> None:
+    from onnxport.edit import insert_layer, remove_layer, widen_channels
+
+    edits = {
+        "densenet": widen_channels(nets.onnx_bytes("densenet", False), "/block/block.1/conv/Conv", 7, init="net2net"),
+        "resnet": insert_layer(nets.onnx_bytes("resnet", False), after="/blocks/blocks.0/Relu_1_output_0",
+                               layer="conv", kernel_size=3),
+        "mobilenet": remove_layer(nets.onnx_bytes("mobilenet", False), "/blocks/blocks.2/body/body.0/Conv"),
+    }
+    for name, model in edits.items():
+        x = np.random.default_rng(7).standard_normal(SHAPES[name]).astype(np.float32)
+        m = onnxport.import_model(model, backend="tensorflow")
+        np.testing.assert_allclose(np.asarray(m(x)), ort_run(model, x), rtol=1e-4, atol=1e-5, err_msg=name)
