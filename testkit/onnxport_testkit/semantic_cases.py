@@ -59,6 +59,28 @@ def _tree_case(post: int, aggregate: int, name: str) -> ImportCase:
     }, name=name)
 
 
+def _max_roi_pool_loops(x, rois, pooled_shape, spatial_scale=1.0):
+    """A per-bin loop reference (the Caffe/onnxruntime algorithm) for MaxRoiPool's declared cases."""
+    ph_n, pw_n = pooled_shape
+    out = np.zeros((len(rois), x.shape[1], ph_n, pw_n), x.dtype)
+    h, w = x.shape[2:]
+    for r, (b, *box) in enumerate(rois):
+        sx, sy, ex, ey = (int(np.sign(v) * np.floor(abs(v) * spatial_scale + 0.5)) for v in box)
+        bh, bw = max(ey - sy + 1, 1) / ph_n, max(ex - sx + 1, 1) / pw_n
+        for i in range(ph_n):
+            hs, he = (min(max(int(f(v)) + sy, 0), h) for f, v in ((np.floor, i * bh), (np.ceil, (i + 1) * bh)))
+            for j in range(pw_n):
+                ws, we = (min(max(int(f(v)) + sx, 0), w) for f, v in ((np.floor, j * bw), (np.ceil, (j + 1) * bw)))
+                if he > hs and we > ws:
+                    out[r, :, i, j] = x[int(b), :, hs:he, ws:we].max(axis=(1, 2))
+    return (out,)
+
+
+_POOL_X = np.arange(2 * 3 * 6 * 8, dtype=np.float32).reshape(2, 3, 6, 8) % 17 - 8
+_POOL_ROIS = np.array([[0, 0, 0, 7, 5], [1, 1.5, 0.5, 5.5, 4.5], [0, 2, 1, 3, 2], [1, -2, -1, 9, 7],
+                       [0, 9, 7, 12, 9]], np.float32)
+
+
 def _label_encoder_cases() -> tuple[ImportCase, ...]:
     from onnx import TensorProto, helper
 
@@ -94,12 +116,16 @@ SEMANTIC_CASES: Mapping[tuple[str, str, int], tuple[ImportCase, ...]] = {
         ImportCase((_SEQ, np.array(0, np.int64)), name="first"),
         ImportCase((_SEQ, np.array(-2, np.int32)), name="negative"),
     ),
-    # no official node case and no runtime implements MaxRoiPool-22: hand-computed cases
+    # no official node case and no runtime implements MaxRoiPool-22: hand-computed cases and a
+    # per-bin loop reference (the Caffe/onnxruntime algorithm), with ROIs past the border
     ("", "MaxRoiPool", 22): (
         ImportCase((_ROI_X, np.array([[0, 0, 0, 3, 3]], np.float32)), {"pooled_shape": [2, 2]},
                    expected=(np.array([[[[5.0, 7.0], [13.0, 15.0]]]], np.float32),), name="quadrants"),
         ImportCase((_ROI_X, np.array([[0, 2, 2, 6, 6]], np.float32)), {"pooled_shape": [1, 1], "spatial_scale": 0.5},
                    expected=(np.array([[[[15.0]]]], np.float32),), name="scaled"),
+        ImportCase((_POOL_X, _POOL_ROIS), {"pooled_shape": [2, 3]}, reference=_max_roi_pool_loops, name="loops"),
+        ImportCase((_POOL_X, _POOL_ROIS), {"pooled_shape": [3, 2], "spatial_scale": 0.5},
+                   reference=_max_roi_pool_loops, name="loops_scaled"),
     ),
     # LabelEncoder-4's node cases cover string maps only: numeric keys, a NaN key, tensor attributes
     (_ML, "LabelEncoder", 4): _label_encoder_cases(),

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from onnxport import importer
 
@@ -99,28 +98,6 @@ def _bin_mask(start, length, bins: int, limit: int):
     hi = jnp.clip(jnp.ceil((p + 1) * size) + start, 0, limit)
     i = jnp.arange(limit)[None, :]
     return (i >= lo[:, None]) & (i < hi[:, None])
-
-
-def _max_roi_pool_loops(x, rois, pooled_shape, spatial_scale=1.0):
-    """A per-bin loop reference (the Caffe/onnxruntime algorithm) for MaxRoiPool's declared cases."""
-    ph_n, pw_n = pooled_shape
-    out = np.zeros((len(rois), x.shape[1], ph_n, pw_n), x.dtype)
-    h, w = x.shape[2:]
-    for r, (b, *box) in enumerate(rois):
-        sx, sy, ex, ey = (int(np.sign(v) * np.floor(abs(v) * spatial_scale + 0.5)) for v in box)
-        bh, bw = max(ey - sy + 1, 1) / ph_n, max(ex - sx + 1, 1) / pw_n
-        for i in range(ph_n):
-            hs, he = (min(max(int(f(v)) + sy, 0), h) for f, v in ((np.floor, i * bh), (np.ceil, (i + 1) * bh)))
-            for j in range(pw_n):
-                ws, we = (min(max(int(f(v)) + sx, 0), w) for f, v in ((np.floor, j * bw), (np.ceil, (j + 1) * bw)))
-                if he > hs and we > ws:
-                    out[r, :, i, j] = x[int(b), :, hs:he, ws:we].max(axis=(1, 2))
-    return (out,)
-
-
-# no official node case uses MaxRoiPool and no runtime implements version 22: a loop reference
-_POOL_X = np.arange(2 * 3 * 6 * 8, dtype=np.float32).reshape(2, 3, 6, 8) % 17 - 8
-_POOL_ROIS = np.array([[0, 0, 0, 7, 5], [1, 1.5, 0.5, 5.5, 4.5], [0, 2, 1, 3, 2], [1, -2, -1, 9, 7]], np.float32)
 
 
 @importer("MaxRoiPool", since=22)  # declared cases: the testkit's semantic_cases

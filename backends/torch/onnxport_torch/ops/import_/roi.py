@@ -65,9 +65,6 @@ def roi_align(ctx, x, rois, batch_indices, *, coordinate_transformation_mode, mo
     return torch.stack(outs)
 
 
-# no official node case and no runtime implements MaxRoiPool-22: hand-computed cases on arange(16)
-
-
 @importer("MaxRoiPool", since=22)  # declared cases: the testkit's semantic_cases
 def max_roi_pool(ctx, x, rois, *, pooled_shape, spatial_scale):
     ph_n, pw_n = int(pooled_shape[0]), int(pooled_shape[1])
@@ -75,8 +72,8 @@ def max_roi_pool(ctx, x, rois, *, pooled_shape, spatial_scale):
     outs = []
     for r in range(rois.shape[0]):
         b, x1, y1, x2, y2 = rois[r].tolist()
-        sx, sy = round(x1 * spatial_scale), round(y1 * spatial_scale)
-        ex, ey = round(x2 * spatial_scale), round(y2 * spatial_scale)
+        # C's round (half away from zero), as Caffe and onnxruntime do; Python's round() is half-to-even
+        sx, sy, ex, ey = (int(math.copysign(math.floor(abs(v) * spatial_scale + 0.5), v)) for v in (x1, y1, x2, y2))
         bin_h, bin_w = max(ey - sy + 1, 1) / ph_n, max(ex - sx + 1, 1) / pw_n
         img = x[int(b)]
         rows = []
