@@ -3,6 +3,7 @@ a TreeEnsemble's trees, read from node attributes."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -71,3 +72,37 @@ def tree_depth(roots: Sequence[int], true_ids: Sequence[int], true_leaf: Sequenc
         return memo[i]
 
     return max((visit(int(r), frozenset()) for r in roots), default=0)
+
+
+#: TreeEnsemble's set-membership node mode (BRANCH_MEMBER)
+BRANCH_MEMBER = 6
+
+
+def membership_table(modes: Sequence[int], membership_values: Any) -> tuple[np.ndarray, np.ndarray]:
+    """TreeEnsemble's set-membership nodes: their NaN-delimited member lists as rows of a NaN-padded
+    float64 table (at least 1 x 1), and, per node, its row (0 for other nodes).
+
+    Raises ``ValueError`` (``with ctx.raising():`` names the node) when member nodes have no
+    ``membership_values`` or the number of sets differs from the number of member nodes.
+    """
+    members: list[list[float]] = []
+    n_member = sum(1 for m in modes if m == BRANCH_MEMBER)
+    if n_member:
+        if membership_values is None:
+            raise ValueError("BRANCH_MEMBER nodes need membership_values")
+        current: list[float] = []
+        for v in np.asarray(membership_values, dtype=np.float64).reshape(-1).tolist():
+            if math.isnan(v):
+                members.append(current)
+                current = []
+            else:
+                current.append(v)
+        if len(members) != n_member:
+            raise ValueError(f"membership_values has {len(members)} sets for {n_member} member nodes")
+    table = np.full((max(len(members), 1), max((len(m) for m in members), default=1) or 1), np.nan)
+    member_row = np.zeros(len(modes), np.int64)
+    for row, i in enumerate(i for i, m in enumerate(modes) if m == BRANCH_MEMBER):
+        table[row, :len(members[row])] = members[row]
+        member_row[i] = row
+    return table, member_row
+

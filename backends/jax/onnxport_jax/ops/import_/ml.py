@@ -12,7 +12,7 @@ import numpy as np
 from jax.scipy.special import erfinv
 
 from onnxport import importer
-from onnxport.mlops import label_table, plain, tree_depth
+from onnxport.mlops import BRANCH_MEMBER, label_table, membership_table, plain, tree_depth
 
 from ._static import xp
 
@@ -114,27 +114,9 @@ def tree_ensemble(ctx, x, *, aggregate_function, leaf_targetids, leaf_weights, m
     splits = np.asarray(nodes_splits, np.float64).reshape(-1)
     mvt = (np.asarray(nodes_missing_value_tracks_true, bool) if nodes_missing_value_tracks_true
            else np.zeros(count, bool))
-    # membership sets, in node order, delimited by NaN -> a NaN-padded [nodes, P] table
-    sets: list[list[float]] = [[] for _ in range(count)]
-    if (modes == 6).any():
-        if membership_values is None:
-            raise ctx.error("BRANCH_MEMBER nodes need membership_values")
-        groups, cur = [], []
-        for v in np.asarray(membership_values, np.float64).reshape(-1):
-            if np.isnan(v):
-                groups.append(cur)
-                cur = []
-            else:
-                cur.append(float(v))
-        member_nodes = np.nonzero(modes == 6)[0]
-        if len(groups) != len(member_nodes):
-            raise ctx.error(f"{len(member_nodes)} BRANCH_MEMBER nodes but {len(groups)} membership sets")
-        for i, g in zip(member_nodes, groups):
-            sets[i] = g
-    width = max((len(s) for s in sets), default=0) or 1
-    members = np.full((count, width), np.nan)
-    for i, s in enumerate(sets):
-        members[i, :len(s)] = s
+    with ctx.raising():  # membership sets -> a NaN-padded [nodes, P] table (NaN rows for other nodes)
+        table, rows = membership_table([int(m) for m in modes], membership_values)
+    members = np.where((modes == BRANCH_MEMBER)[:, None], table[rows], np.nan)
     roots = [int(r) for r in tree_roots]
     depth = _depth(ctx, roots, t_id, t_leaf, f_id, f_leaf)
 

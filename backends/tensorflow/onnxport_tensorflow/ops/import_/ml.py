@@ -7,7 +7,7 @@ import numpy as np
 import tensorflow as tf
 
 from onnxport import importer
-from onnxport.mlops import label_table
+from onnxport.mlops import label_table, membership_table
 
 from ._static import rank, tensor
 
@@ -153,25 +153,8 @@ def tree_ensemble(ctx, x, *, aggregate_function, post_transform, tree_roots, nod
     for ids, leaf in ((true_ids, true_leaf), (false_ids, false_leaf)):
         if any(not 0 <= i < (len(weights) if is_leaf else n) for i, is_leaf in zip(ids, leaf)):
             raise ctx.error("a node's child index is out of range of the nodes or leaves")
-    # set-membership nodes: their NaN-delimited member lists, as rows of a NaN-padded table
-    members: list[list[float]] = []
-    if _MEMBER in modes:
-        if membership_values is None:
-            raise ctx.error("BRANCH_MEMBER nodes need membership_values")
-        current: list[float] = []
-        for v in np.asarray(membership_values, dtype=np.float64).reshape(-1).tolist():
-            if np.isnan(v):
-                members.append(current)
-                current = []
-            else:
-                current.append(v)
-        if len(members) != modes.count(_MEMBER):
-            raise ctx.error(f"membership_values has {len(members)} sets for {modes.count(_MEMBER)} member nodes")
-    table = np.full((max(len(members), 1), max((len(m) for m in members), default=1) or 1), np.nan)
-    member_row = np.zeros(n, np.int64)
-    for row, i in enumerate(i for i, m in enumerate(modes) if m == _MEMBER):
-        table[row, :len(members[row])] = members[row]
-        member_row[i] = row
+    with ctx.raising():  # set-membership nodes: their member lists as rows of a NaN-padded table
+        table, member_row = membership_table(modes, membership_values)
     steps = _depth(ctx, tree_roots, true_ids, true_leaf, false_ids, false_leaf)
 
     t_ids, f_ids = tf.constant(true_ids, tf.int64), tf.constant(false_ids, tf.int64)

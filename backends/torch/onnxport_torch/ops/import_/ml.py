@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from onnxport import importer
-from onnxport.mlops import tree_depth
+from onnxport.mlops import membership_table, tree_depth
 
 from ...context import NodeContext
 
@@ -151,29 +151,10 @@ def tree_ensemble(ctx: NodeContext, x: torch.Tensor, *, aggregate_function: int,
     if any(not 0 <= f < x.shape[1] for f in features):
         raise ctx.error(f"nodes_featureids must lie in [0, {x.shape[1]})")
 
-    # set-membership nodes: their NaN-delimited member lists, as rows of a NaN-padded table
-    members: list[list[float]] = []
-    if any(m == _MEMBER for m in modes):
-        if membership_values is None:
-            raise ctx.error("BRANCH_MEMBER nodes need membership_values")
-        current: list[float] = []
-        for v in np.asarray(membership_values, dtype=np.float64).reshape(-1).tolist():
-            if math.isnan(v):
-                members.append(current)
-                current = []
-            else:
-                current.append(v)
-        if len(members) != modes.count(_MEMBER):
-            raise ctx.error(f"membership_values has {len(members)} sets for {modes.count(_MEMBER)} member nodes")
-    width = max((len(m) for m in members), default=0)
-    member_table = torch.full((max(len(members), 1), max(width, 1)), math.nan, dtype=torch.float64)
-    member_row = [0] * n
-    row = 0
-    for i, m in enumerate(modes):
-        if m == _MEMBER:
-            member_table[row, : len(members[row])] = torch.tensor(members[row], dtype=torch.float64)
-            member_row[i] = row
-            row += 1
+    with ctx.raising():  # set-membership nodes: their member lists as rows of a NaN-padded table
+        table, rows = membership_table(modes, membership_values)
+    member_table = torch.from_numpy(table)
+    member_row = rows.tolist()
     if any(not 0 <= m <= _MEMBER for m in modes):
         raise ctx.error(f"unknown node modes {sorted(set(modes) - set(range(7)))}")
     if len(splits) < n and any(m != _MEMBER for m in modes):
