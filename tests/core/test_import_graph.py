@@ -17,11 +17,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = sorted(p for p in (ROOT / "backends").glob("*/onnxport_*") if (p / "__init__.py").exists())
 PACKAGES += [ROOT / "opsets" / "onnxport_opsets", ROOT / "testkit" / "onnxport_testkit"]
 
-#: packages whose cycle is known and owned elsewhere: package -> how it cycles (measured)
-KNOWN_CYCLES: dict[str, str] = {
-}
-
-
 def _modules(pkg: Path) -> dict[str, tuple[Path, bool]]:
     """Dotted module name -> (file, is a package ``__init__``)."""
     out = {}
@@ -122,6 +117,4 @@ def test_cycle_finder_sees_deferred_and_type_checking_imports(tmp_path):
 def test_no_import_cycle(pkg):
     graph = import_graph(pkg)
     found = cycles(graph)
-    if pkg.name in KNOWN_CYCLES and found:
-        pytest.xfail(KNOWN_CYCLES[pkg.name])
     assert not found, f"import cycles in {pkg.name}:\n" + "\n\n".join(_describe(graph, c) for c in found)
