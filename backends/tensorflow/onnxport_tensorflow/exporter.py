@@ -300,17 +300,9 @@ class _Converter:
                      name: str) -> ir.Graph:
         """Convert a TF function body into an ONNX subgraph of ``g`` reading outer values."""
         sub = TFGraph(g.opset, name=g.unique_name(name), parent=g)
-        env: dict[str, Any] = {}
         if len(fgraph.inputs) < len(outer):
             raise g.error(f"function {name!r} takes {len(fgraph.inputs)} inputs, the op passes {len(outer)}")
-        for ph, t, v in zip(fgraph.inputs, outer, operands):
-            if t.dtype == tf.resource:
-                hit = self._resources.get(_key(t))
-                if hit is None:
-                    raise g.error(f"function {name!r} reads resource {t.name!r}, which is no captured variable")
-                self._resources[_key(ph)] = hit
-            else:
-                env[ph.name] = v
+        env = self._bind(g, fgraph, outer, operands, f"function {name!r}")
         saved = g.tf_op
         for op in fgraph.get_operations():
             self.convert(sub, op, env)
@@ -323,19 +315,24 @@ class _Converter:
             annotate(out, t)
         return sub.graph()
 
-    def inline(self, g: TFGraph, fgraph: Any, outer: list[tf.Tensor], operands: list[Any]) -> list[ir.Value]:
-        """Convert ``fgraph``'s ops into ``g`` with its inputs bound to ``operands``."""
+    def _bind(self, g: TFGraph, fgraph: Any, outer: list[tf.Tensor], operands: list[Any], what: str) -> dict[str, Any]:
+        """A function body's inputs bound to the op's operands; resource inputs to captured variables."""
         env: dict[str, Any] = {}
-        if len(fgraph.inputs) != len(outer):
-            raise g.error(f"a function takes {len(fgraph.inputs)} inputs, the op passes {len(outer)}")
         for ph, t, v in zip(fgraph.inputs, outer, operands):
             if t.dtype == tf.resource:
                 hit = self._resources.get(_key(t))
                 if hit is None:
-                    raise g.error(f"a function reads resource {t.name!r}, which is no captured variable")
+                    raise g.error(f"{what} reads resource {t.name!r}, which is no captured variable")
                 self._resources[_key(ph)] = hit
             else:
                 env[ph.name] = v
+        return env
+
+    def inline(self, g: TFGraph, fgraph: Any, outer: list[tf.Tensor], operands: list[Any]) -> list[ir.Value]:
+        """Convert ``fgraph``'s ops into ``g`` with its inputs bound to ``operands``."""
+        if len(fgraph.inputs) != len(outer):
+            raise g.error(f"a function takes {len(fgraph.inputs)} inputs, the op passes {len(outer)}")
+        env = self._bind(g, fgraph, outer, operands, "a function")
         saved = g.tf_op
         for op in fgraph.get_operations():
             self.convert(g, op, env)
