@@ -43,7 +43,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -133,7 +133,7 @@ def finish(
     foldable: Iterable[str] = (),
     targets: Iterable[str] = (),
     registry: Any = None,
-    fuse_default: bool = False,
+    fuse_default: bool | Collection[str] = False,
 ) -> ir.Model:
     """Run the pipeline on a freshly built model (in place) and return it.
 
@@ -143,7 +143,11 @@ def finish(
     :param foldable: initializers holding lifted literals, which optimizing may fold.
     :param targets: the framework ops that were traced, recorded under :func:`targets_key`.
     :param registry: where down-adapters come from (default: the process registry).
-    :param fuse_default: whether patterns are fused when ``options.fuse`` is ``None``.
+    :param fuse_default: whether patterns are fused when ``options.fuse`` is ``None``: all of
+        them (``True``) or the fusions named (:func:`onnxport.patterns.fuse_named`).
+
+    With ``options.optimize``, the main graph's Constant nodes end as initializers
+    (:func:`onnxport.optimize.constants_to_initializers`).
     """
     progress.stage("optimize")
     rename_io(model, options.input_names, options.output_names)
@@ -155,15 +159,21 @@ def finish(
         from .optimize import optimize
 
         optimize(model, foldable=foldable)
-    if options.fuse if options.fuse is not None else fuse_default:
-        from .patterns import fuse_patterns
+    fuse = options.fuse if options.fuse is not None else fuse_default
+    if fuse:
+        from .patterns import fuse_named, fuse_patterns
 
-        if fuse_patterns(model).get("BatchNormalization") and options.fold_batchnorm:
+        fused = fuse_patterns(model) if fuse is True else fuse_named(model, fuse)
+        if fused.get("BatchNormalization") and options.fold_batchnorm:
             from .optimize import fold_batchnorm
 
             fold_batchnorm(model)  # the batch norms the fusion found
     progress.stage("check")
     downgrade(model, registry)
+    if options.optimize:
+        from .optimize import constants_to_initializers
+
+        constants_to_initializers(model)
     check_opset(model)
     model.meta[targets_key(backend)] = sorted(set(targets))
     return model

@@ -269,9 +269,16 @@ class _Folder:
         return None if any(isinstance(r, (list, tuple)) or r is None for r in results) else results
 
     def fold_pad(self, graph: ir.Graph, node: ir.Node) -> None:
-        """A constant Pad of spatial dims read only by ``node`` (a pooling / Conv) joins its pads."""
+        """A constant Pad of spatial dims read only by ``node`` (a pooling / Conv), directly or
+        through a Transpose read only by it, joins ``node``'s pads."""
         x = node.inputs[0] if node.inputs else None
         pad = x.producer() if x is not None else None
+        perm = None
+        if (pad is not None and pad.op_type == "Transpose" and not pad.domain and _attr(pad, "perm") is not None
+                and len(x.uses()) == 1 and not x.is_graph_output() and pad.inputs[0] is not None):
+            perm = [int(p) for p in _attr(pad, "perm")]  # node reads Transpose(Pad(...), perm)
+            transpose, x = pad, pad.inputs[0]
+            pad = x.producer()
         if (pad is None or pad.op_type != "Pad" or pad.domain or len(x.uses()) != 1 or x.is_graph_output()
                 or _attr(pad, "mode", "constant") != "constant" or len(pad.inputs) < 2 or x.shape is None):
             return
@@ -281,11 +288,13 @@ class _Folder:
             return
         axes = list(range(rank)) if axes is None else [int(a) % rank for a in axes.reshape(-1)]
         pads = [int(p) for p in pads.reshape(-1)]
-        if rank < 3 or len(pads) != 2 * len(axes) or len(set(axes)) != len(axes):
+        if rank < 3 or len(pads) != 2 * len(axes) or len(set(axes)) != len(axes) or (perm and len(perm) != rank):
             return
         full = [0] * (2 * rank)
         for i, a in enumerate(axes):
             full[a], full[rank + a] = pads[i], pads[len(axes) + i]
+        if perm is not None:  # in the Transpose's output axes: its axis i is the Pad's axis perm[i]
+            full = [full[p] for p in perm] + [full[rank + p] for p in perm]
         nd = rank - 2
         own = _window_pads(node, nd)
         if own is None or any(full[a] for a in (0, 1, rank, rank + 1)) or min(full) < 0:
@@ -294,8 +303,10 @@ class _Folder:
         if node.op_type == "MaxPool":
             dtype = x.dtype.numpy() if x.dtype is not None else np.asarray(fill).dtype
             lowest = _lowest(dtype)
-            if not ((lowest is not None and fill == lowest) or (np.issubdtype(dtype, np.floating) and np.isneginf(fill))):
-                return
+            if not ((lowest is not None and fill == lowest) or (np.issubdtype(dtype, np.floating) and np.isneginf(fill))
+                    or (fill == 0 and self.non_negative(pad.inputs[0])
+                        and all(int(d) == 1 for d in _attr(node, "dilations", [1])))):
+                return  # (zeros next to non-negative values change no window's maximum)
         elif fill != 0:
             return
         if node.op_type == "AveragePool" and not _attr(node, "count_include_pad", 0) and any(own):
@@ -307,9 +318,26 @@ class _Folder:
         if node.op_type == "AveragePool":
             node.attributes["count_include_pad"] = ir.AttrInt64("count_include_pad", 1)
         _set_pads(node, new)
-        node.replace_input_with(0, pad.inputs[0])
+        if perm is None:
+            node.replace_input_with(0, pad.inputs[0])
+        else:
+            transpose.replace_input_with(0, pad.inputs[0])
+            src, out = pad.inputs[0], transpose.outputs[0]
+            out.shape = None if src.shape is None else ir.Shape([src.shape[p] for p in perm])
+            out.type = out.type or src.type
         graph.remove(pad, safe=True)
         self.stats["removed"] += 1
+
+    def non_negative(self, v: ir.Value | None) -> bool:
+        """Whether every element of ``v`` is >= 0 by the op computing it (Relu, Abs, Sigmoid,
+        Softplus, Exp, a Clip with a constant minimum >= 0)."""
+        node = v.producer() if v is not None else None
+        if node is None or node.domain:
+            return False
+        if node.op_type == "Clip":
+            low = self.const(node.inputs[1]) if len(node.inputs) > 1 and node.inputs[1] is not None else None
+            return low is not None and low.size == 1 and float(low.reshape(-1)[0]) >= 0
+        return node.op_type in ("Relu", "Abs", "Sigmoid", "Softplus", "Exp")
 
     def fold_slice(self, graph: ir.Graph, node: ir.Node) -> bool:
         """A Slice keeping a range of a pooling / Conv node's windows (its only reader): the node's
@@ -604,4 +632,37 @@ def fold_batchnorm(model: ir.Model) -> int:
             graph.remove(producer, safe=True)
         elif v.is_initializer() and graph.initializers.get(v.name) is v:
             graph.initializers.pop(v.name)
+    return count
+
+
+def constants_to_initializers(model: ir.Model) -> int:
+    """Each Constant node of the main graph becomes an initializer of the same name (marked as
+    no trainable weight); returns the count. A Constant that is a graph output, a sparse one and
+    those inside subgraphs and functions stay nodes."""
+    graph = model.graph
+    count = 0
+    for node in list(graph):
+        if node.op_type != "Constant" or node.domain or len(node.outputs) != 1:
+            continue
+        out = node.outputs[0]
+        if out.is_graph_output() or not out.name or "sparse_value" in node.attributes:
+            continue
+        attr = node.attributes.get("value")
+        if attr is not None:
+            tensor = attr.value
+        else:
+            arr = _constant_attribute(node)
+            if arr is None:
+                continue
+            tensor = ir.tensor(arr)
+        name = out.name
+        new = ir.Value(name=None, type=ir.TensorType(tensor.dtype), shape=ir.Shape(list(tensor.shape)),
+                       const_value=tensor)
+        out.replace_all_uses_with(new)
+        out.name = None
+        graph.remove(node, safe=True)
+        new.name = name
+        mark_not_trainable(new)
+        graph.register_initializer(new)
+        count += 1
     return count

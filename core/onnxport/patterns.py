@@ -27,7 +27,7 @@ with ``max(0, ...)`` only differs where rounding made it negative).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 import onnx_ir as ir
@@ -549,6 +549,27 @@ def fuse_patterns(model: ir.Model) -> dict[str, int]:
     stats = {}
     for name, since, fuse in FUSIONS:
         if opset >= since:
+            before = set(model.graph.initializers)
+            stats[name] = fuse(rw)
+            rw.created |= set(model.graph.initializers) - before
+    if any(stats.values()):
+        rw.dead()
+    return stats
+
+
+def fuse_named(model: ir.Model, names: Iterable[str]) -> dict[str, int]:
+    """:func:`fuse_patterns` limited to the fusions of :data:`FUSIONS` named in ``names`` (an
+    exporter whose layers are already ONNX ops asks for ``("Gemm",)`` only)."""
+    wanted = set(names)
+    unknown = wanted - {name for name, _, _ in FUSIONS}
+    if unknown:
+        raise ValueError(f"no fusion named {sorted(unknown)}")
+    opset = model.opset_imports.get("", 0)
+    rw = _Rewriter(model.graph, opset)
+    rw.created = set()
+    stats = {}
+    for name, since, fuse in FUSIONS:
+        if name in wanted and opset >= since:
             before = set(model.graph.initializers)
             stats[name] = fuse(rw)
             rw.created |= set(model.graph.initializers) - before

@@ -216,3 +216,82 @@ def test_two_transposes_become_one() -> None:
         got = ort.InferenceSession(out.SerializeToString()).run(None, {"x": x})
         for a, b in zip(got, want):
             np.testing.assert_array_equal(a, b)
+
+
+_XH = np.random.default_rng(2).standard_normal((2, 8, 9, 3)).astype(np.float32)  # channels last
+
+
+def _nhwc_optimized(nodes, outputs=("y",)) -> tuple[onnx.ModelProto, ir.Model]:
+    """The optimized model of ``nodes`` reading the channels-last input ``x``; same numerics."""
+    proto = make_model(nodes, [tensor_info("x", list(_XH.shape))], [tensor_info(o, None) for o in outputs],
+                       initializers=[_W], opset=18)
+    proto = onnx.shape_inference.infer_shapes(proto, strict_mode=True)
+    model = ir.serde.deserialize_model(proto)
+    optimize(model)
+    out = ir.serde.serialize_model(model)
+    onnx.checker.check_model(out, full_check=True)
+    run = [ort.InferenceSession(p.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": _XH})
+           for p in (out, proto)]
+    for got, want in zip(*run):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    return out, model
+
+
+def test_pad_folds_into_conv_through_transpose():
+    """Pad (NHWC) -> Transpose to NCHW -> Conv, as channels-last exporters write a padded Conv:
+    the pads, permuted, join the Conv's and the Transpose reads the unpadded input."""
+    nodes = _pads([0, 1, 2, 0, 0, 0, 3, 0], 0.0) + [
+        helper.make_node("Pad", ["x", "pads", "value"], ["p"]),
+        helper.make_node("Transpose", ["p"], ["t"], perm=[0, 3, 1, 2]),
+        helper.make_node("Conv", ["t", "w"], ["y"], strides=[2, 1], pads=[1, 0, 0, 0]),
+    ]
+    _, model = _nhwc_optimized(nodes)
+    assert _ops(model) == ["Transpose", "Conv"]
+    assert _pads_of(_node(model, "Conv")) == [2, 2, 0, 3]
+    assert list(_node(model, "Transpose").outputs[0].shape) == [2, 3, 8, 9]
+
+
+@pytest.mark.parametrize("case", ["transpose_two_readers", "channel", "value"])
+def test_pad_does_not_fold_through_transpose(case):
+    pads, value, outputs, extra = [0, 1, 1, 0, 0, 1, 1, 0], 0.0, ("y",), []
+    reader = helper.make_node("Conv", ["t", "w"], ["y"])
+    if case == "transpose_two_readers":
+        extra = [helper.make_node("Relu", ["t"], ["r"])]
+        outputs = ("y", "r")
+    elif case == "channel":  # NHWC channels are the NCHW axis 1 after the Transpose
+        pads = [0, 0, 0, 1, 0, 0, 0, 0]
+        reader = helper.make_node("MaxPool", ["t"], ["y"], kernel_shape=[2, 2])
+    elif case == "value":
+        value = 1.0
+    nodes = _pads(pads, value) + [
+        helper.make_node("Pad", ["x", "pads", "value"], ["p"]),
+        helper.make_node("Transpose", ["p"], ["t"], perm=[0, 3, 1, 2]), reader, *extra]
+    _, model = _nhwc_optimized(nodes, outputs)
+    assert "Pad" in _ops(model)
+
+
+@pytest.mark.parametrize("source", ["Relu", "Clip"])
+def test_zero_pad_of_non_negative_values_folds_into_max_pool(source):
+    """Zeros padded around values >= 0 change no window's maximum (every window keeps an element
+    of the input): the Pad joins the MaxPool's pads, as ResNet's stem writes it."""
+    src = ([helper.make_node("Relu", ["x"], ["s"])] if source == "Relu" else
+           [_const("low", np.asarray(0.0, np.float32)), helper.make_node("Clip", ["x", "low"], ["s"])])
+    nodes = src + _pads([0, 0, 1, 1, 0, 0, 1, 1], 0.0) + [
+        helper.make_node("Pad", ["s", "pads", "value"], ["p"]),
+        helper.make_node("MaxPool", ["p"], ["y"], kernel_shape=[3, 3], strides=[2, 2]),
+    ]
+    _, model = _optimized(_model(nodes))
+    assert _ops(model) == [source, "MaxPool"]
+    assert _pads_of(_node(model, "MaxPool")) == [1, 1, 1, 1]
+
+
+@pytest.mark.parametrize("case", ["signed", "negative_clip", "dilated"])
+def test_zero_pad_does_not_fold_into_max_pool(case):
+    src = {"signed": [helper.make_node("Tanh", ["x"], ["s"])],
+           "negative_clip": [_const("low", np.asarray(-1.0, np.float32)), helper.make_node("Clip", ["x", "low"], ["s"])],
+           "dilated": [helper.make_node("Relu", ["x"], ["s"])]}[case]
+    pool = dict(kernel_shape=[2, 2], dilations=[2, 2]) if case == "dilated" else dict(kernel_shape=[3, 3])
+    nodes = src + _pads([0, 0, 1, 1, 0, 0, 1, 1], 0.0) + [
+        helper.make_node("Pad", ["s", "pads", "value"], ["p"]), helper.make_node("MaxPool", ["p"], ["y"], **pool)]
+    _, model = _optimized(_model(nodes))
+    assert "Pad" in _ops(model)

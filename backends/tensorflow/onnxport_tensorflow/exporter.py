@@ -604,7 +604,7 @@ def export_model(
 
         _optimize(model)
         push_transposes(model)
-    return _export.finish(model, opts, backend="tensorflow", targets=conv.used_targets)
+    return _export.finish(model, opts, backend="tensorflow", targets=conv.used_targets, fuse_default=("Gemm",))
 
 
 def _arg_names(cf: Any, n: int, obj: Any = None) -> list[str]:

@@ -42,6 +42,29 @@ def _sublayers(obj: Any) -> list[Any]:
 #: layers whose result has the input's shape and dtype: a call is traced as one Identity stand-in
 #: (the layer primitive emits it; a BatchNormalization's traced ops are most of a CNN's trace time)
 _SAME_SHAPE = {"BatchNormalization", "LayerNormalization"}
+#: recurrent layers returning one tensor: a call is traced as zeros of the layer's output shape
+#: (the While loop Keras builds for one is most of a recurrent model's trace time)
+_RECURRENT = {"LSTM", "GRU", "Bidirectional"}
+
+
+def _recurrent_stand_in(layer: Any, x: Any) -> tf.Tensor | None:
+    """Zeros shaped as ``layer``'s single output for input ``x`` (its unknown dims are ``x``'s
+    dims at the same position: batch, time), or None where that does not describe the call."""
+    if (not isinstance(x, tf.Tensor) or not hasattr(x, "graph") or x.dtype != tf.as_dtype(layer.compute_dtype)
+            or getattr(layer, "return_state", False) or getattr(layer, "stateful", False) or x.shape.rank is None):
+        return None
+    dims = x.shape.as_list()
+    try:
+        shape = layer.compute_output_shape(tuple(dims))
+    except Exception:  # noqa: BLE001 - a shape Keras cannot tell: the call is traced
+        return None
+    if not isinstance(shape, tuple) or not all(d is None or isinstance(d, int) for d in shape):
+        return None
+    if any(d is None and (i >= len(dims) or dims[i] is not None) for i, d in enumerate(shape)):
+        return None
+    dynamic = tf.shape(x)
+    parts = [dynamic[i:i + 1] if d is None else tf.constant([d], tf.int32) for i, d in enumerate(shape)]
+    return tf.zeros(tf.concat(parts, 0), dtype=x.dtype, name="keras_layer_stand_in")
 
 
 @contextlib.contextmanager
@@ -67,6 +90,12 @@ def recording(obj: Any, registry: Any, calls: list[LayerCall]) -> Iterator[None]
                     # the primitive emits the layer from its weights: its ops need not be traced
                     out = tf.identity(x, name="keras_layer_stand_in")
                     calls.append(LayerCall(_layer, _kind, [x], [out], dict(kwargs)))
+                    return out
+            if (depth[0] == 0 and _kind in _RECURRENT and len(args) == 1 and _when is None
+                    and all(v is None for k, v in kwargs.items() if k != "training")):
+                out = _recurrent_stand_in(_layer, args[0])
+                if out is not None:
+                    calls.append(LayerCall(_layer, _kind, [args[0]], [out], dict(kwargs)))
                     return out
             depth[0] += 1
             try:
