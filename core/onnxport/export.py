@@ -134,6 +134,7 @@ def finish(
     targets: Iterable[str] = (),
     registry: Any = None,
     fuse_default: bool | Collection[str] = False,
+    constant_initializers: bool = False,
 ) -> ir.Model:
     """Run the pipeline on a freshly built model (in place) and return it.
 
@@ -145,9 +146,8 @@ def finish(
     :param registry: where down-adapters come from (default: the process registry).
     :param fuse_default: whether patterns are fused when ``options.fuse`` is ``None``: all of
         them (``True``) or the fusions named (:func:`onnxport.patterns.fuse_named`).
-
-    With ``options.optimize``, the main graph's Constant nodes end as initializers
-    (:func:`onnxport.optimize.constants_to_initializers`).
+    :param constant_initializers: with ``options.optimize``, the main graph's Constant nodes end
+        as initializers (:func:`onnxport.optimize.constants_to_initializers`; marked as no weights).
     """
     progress.stage("optimize")
     rename_io(model, options.input_names, options.output_names)
@@ -170,7 +170,7 @@ def finish(
             fold_batchnorm(model)  # the batch norms the fusion found
     progress.stage("check")
     downgrade(model, registry)
-    if options.optimize:
+    if options.optimize and constant_initializers:
         from .optimize import constants_to_initializers
 
         constants_to_initializers(model)

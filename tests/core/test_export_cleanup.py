@@ -75,3 +75,17 @@ def test_fuse_named_runs_only_the_named_fusions():
     np.testing.assert_allclose(_run(out)[0], want[0], rtol=1e-6, atol=1e-6)
     with pytest.raises(ValueError, match="no fusion named"):
         fuse_named(model, ("Nope",))
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_finish_turns_constants_into_initializers_when_asked(flag):
+    from onnxport import export as ex
+
+    nodes = [helper.make_node("Constant", [], ["shape"], value_ints=[3, 2]),
+             helper.make_node("Reshape", ["x", "shape"], ["y"])]
+    proto = make_model(nodes, [tensor_info("x", [2, 3])], [tensor_info("y", [3, 2])], opset=18)
+    model = ex.finish(ir.serde.deserialize_model(proto), ex.ExportOptions(), backend="mine",
+                      constant_initializers=flag)
+    assert [n.op_type for n in model.graph] == ([] if flag else ["Constant"]) + ["Reshape"]
+    assert ("shape" in model.graph.initializers) == flag
+    np.testing.assert_array_equal(_run(ir.serde.serialize_model(model))[0], _X.reshape(3, 2))

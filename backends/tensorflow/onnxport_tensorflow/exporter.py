@@ -604,7 +604,10 @@ def export_model(
 
         _optimize(model)
         push_transposes(model)
-    return _export.finish(model, opts, backend="tensorflow", targets=conv.used_targets, fuse_default=("Gemm",))
+    # Keras layers are ONNX ops already: of the pattern fusions only MatMul + bias -> Gemm applies;
+    # constants are initializers (as other TF -> ONNX converters write them), not nodes
+    return _export.finish(model, opts, backend="tensorflow", targets=conv.used_targets, fuse_default=("Gemm",),
+                          constant_initializers=True)
 
 
 def _arg_names(cf: Any, n: int, obj: Any = None) -> list[str]:
