@@ -9,9 +9,12 @@
   ``Shape -> Gather -> Concat -> Reshape`` chains on static dims fold away;
 - **no-ops**: Identity, Cast to the same type, Reshape / Expand to the same static shape,
   Transpose with the identity permutation, Concat of one input, a Slice that keeps everything,
-  Reshape of a Reshape, and a Transpose of a Transpose (one Transpose, the permutations composed);
+  Reshape of a Reshape, a Transpose of a Transpose (one Transpose, the permutations composed),
+  and a MatMul between Reshapes that flatten and restore leading dims (:mod:`onnxport.flat_matmul`);
 - **window padding**: a constant-mode Pad (constant pads and value) padding only the spatial dims,
-  by non-negative amounts, whose only reader is a MaxPool (pad value -inf or the type's lowest),
+  by non-negative amounts, whose only reader is (directly or through a Transpose read by it
+  alone, the pads permuted) a MaxPool (pad value -inf or the type's lowest, or 0 around values
+  an op makes non-negative: Relu, Abs, Sigmoid, Softplus, Exp, Clip at >= 0; no dilation),
   an AveragePool (pad value 0; the pool counts padding, or has none) or a Conv (pad value 0) as
   its data, joins that node's ``pads``; a Slice (constant, step 1, spatial axes) keeping a range
   of the windows of such a node (its only reader) shrinks the node's ``pads`` instead. Both need
@@ -33,6 +36,7 @@ import numpy as np
 import onnx_ir as ir
 
 from .build import array_tensor
+from .flat_matmul import unflatten_matmul
 from .opfacts import NO_FOLD_OPS, mark_not_trainable
 
 #: ops never folded: random, or with effects beyond their outputs (:mod:`onnxport.opfacts`), and
@@ -441,6 +445,8 @@ class _Folder:
                 node.replace_input_with(1, c.outputs[0])
                 graph.remove(first, safe=True)
                 self.stats["removed"] += 1
+        if op == "Reshape" and (mm := unflatten_matmul(node)) is not None:
+            return self.bypass(graph, node, mm.outputs[0])
         if op == "Reshape":
             first = ins[0].producer()
             shape = self.const(ins[1])
