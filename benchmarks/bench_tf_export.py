@@ -1,7 +1,9 @@
 """TensorFlow export: time, node count and Transposes on Keras models, against tf2onnx when installed.
 
 Models (random weights, built locally): MobileNetV2, ResNet50, EfficientNetB0
-(``keras.applications`` with ``weights=None``), a transformer block and an LSTM model. For each:
+(``keras.applications`` with ``weights=None``), a transformer block (exact GELU, as Keras'
+``"gelu"``; ``transformer_tanh``: the same block with tanh GELU, which tf2onnx converts) and an
+LSTM model. For each:
 the best of ``--repeat`` export times (after one warm-up export), the node and Transpose counts,
 ``onnx.checker`` (full check), the largest difference from Keras in onnxruntime and the
 onnxruntime inference time, for our default export and with ``fold_batchnorm=True`` ("folded":
@@ -38,11 +40,12 @@ def _models() -> dict[str, Callable[[], tuple[Any, np.ndarray]]]:
     def image(size: int) -> np.ndarray:
         return rng.uniform(0, 1, (1, size, size, 3)).astype("float32")
 
-    def transformer() -> tuple[Any, np.ndarray]:
+    def transformer(approximate: bool = False) -> tuple[Any, np.ndarray]:
         inp = keras.Input((64, 128))
         att = keras.layers.MultiHeadAttention(num_heads=4, key_dim=32)(inp, inp)
         x = keras.layers.LayerNormalization()(inp + att)
-        h = keras.layers.Dense(512, activation="gelu")(x)
+        gelu = "gelu" if not approximate else (lambda t: keras.activations.gelu(t, approximate=True))
+        h = keras.layers.Dense(512, activation=gelu)(x)
         out = keras.layers.LayerNormalization()(x + keras.layers.Dense(128)(h))
         return keras.Model(inp, out), rng.uniform(-1, 1, (2, 64, 128)).astype("float32")
 
@@ -57,6 +60,7 @@ def _models() -> dict[str, Callable[[], tuple[Any, np.ndarray]]]:
         "efficientnetb0": lambda: (keras.applications.EfficientNetB0(weights=None, input_shape=(224, 224, 3)),
                                    image(224)),
         "transformer_block": transformer,
+        "transformer_tanh": lambda: transformer(approximate=True),  # tf2onnx has no Erfc (exact GELU)
         "lstm": lstm,
     }
 
@@ -147,7 +151,8 @@ def _tf2onnx(model: Any, x: np.ndarray) -> Any:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--models", default="mobilenetv2,resnet50,efficientnetb0,transformer_block,lstm")
+    parser.add_argument("--models",
+                        default="mobilenetv2,resnet50,efficientnetb0,transformer_block,transformer_tanh,lstm")
     args = parser.parse_args()
     try:
         import tf2onnx  # noqa: F401  # type: ignore[import-not-found]

@@ -209,6 +209,33 @@ def test_layout_pass_cancels_through_residual_add_and_concat():
     assert ops(proto).count("Transpose") == 2  # graph input in, graph output out
 
 
+def test_zero_padding_joins_conv_and_max_pool_pads():
+    """ResNet's stem: ZeroPadding2D before a Conv (through the NHWC->NCHW Transpose) and before a
+    MaxPooling2D of ReLU outputs become the ops' own pads; constants are initializers, no nodes."""
+    model = keras.Sequential([
+        keras.Input((16, 16, 3)), keras.layers.ZeroPadding2D(3), keras.layers.Conv2D(4, 7, strides=2),
+        keras.layers.BatchNormalization(), keras.layers.ReLU(), keras.layers.ZeroPadding2D(1),
+        keras.layers.MaxPooling2D(3, strides=2), keras.layers.GlobalAveragePooling2D(), keras.layers.Dense(3),
+    ])
+    proto = export_and_compare(model, [rand(2, 16, 16, 3)], rtol=1e-4, atol=1e-5)
+    kinds = ops(proto)
+    assert "Pad" not in kinds and "Constant" not in kinds and kinds.count("Transpose") == 1
+    pads = {n.op_type: list(next(a.ints for a in n.attribute if a.name == "pads")) for n in proto.graph.node
+            if n.op_type in ("Conv", "MaxPool")}
+    assert pads == {"Conv": [3, 3, 3, 3], "MaxPool": [1, 1, 1, 1]}
+    assert "Gemm" in kinds  # the Dense's MatMul and bias
+
+
+def test_dense_on_sequences_is_one_matmul():
+    """Keras Dense on rank-3 inputs traces as Tensordot (Reshape, MatMul, Reshape with shapes
+    computed from the symbolic batch): it exports as one MatMul and runs at other batch sizes."""
+    model = keras.Sequential([keras.Input((5, 8)), keras.layers.Dense(16, activation="relu"), keras.layers.Dense(4)])
+    proto = export_and_compare(model, [rand(2, 5, 8)])
+    assert ops(proto) == ["MatMul", "Add", "Relu", "MatMul", "Add"]
+    x = rand(3, 5, 8)
+    np.testing.assert_allclose(run_ort(proto, x)[0], model(x).numpy(), rtol=1e-4, atol=1e-5)
+
+
 # -- recurrent layers ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("layer, node", [
     (lambda: keras.layers.LSTM(5), "LSTM"),
@@ -232,6 +259,18 @@ def test_stacked_lstm_names_and_batch():
     names = {i.name for i in proto.graph.initializer}
     assert {"l1/lstm_cell/kernel", "l1/lstm_cell/recurrent_kernel", "l1/lstm_cell/bias"} <= names
     x = rand(5, 6, 3)
+    np.testing.assert_allclose(run_ort(proto, x)[0], model(x).numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_recurrent_layers_with_symbolic_time():
+    """Recurrent layers are traced as stand-ins of their output shape: a symbolic time dim stays
+    symbolic, and the export runs at other lengths."""
+    model = keras.Sequential([keras.Input((None, 3)), keras.layers.LSTM(4, return_sequences=True),
+                              keras.layers.Bidirectional(keras.layers.GRU(3, return_sequences=True)),
+                              keras.layers.Bidirectional(keras.layers.LSTM(2))])
+    proto = export_and_compare(model, [rand(2, 6, 3)], dynamic_shapes=[{0: "batch", 1: "time"}])
+    assert ops(proto).count("LSTM") == 2 and ops(proto).count("GRU") == 1
+    x = rand(3, 9, 3)
     np.testing.assert_allclose(run_ort(proto, x)[0], model(x).numpy(), rtol=1e-4, atol=1e-5)
 
 
