@@ -8,7 +8,9 @@ every layer of those exact classes has
 its ``call`` wrapped so that the call's input and output tensors are recorded; the ops between
 them (the LSTM's While loop, its TensorLists ...) are then skipped and the primitive emits the
 layer once, from its weights, where its first output is first read. A recorded call inside
-another (a Bidirectional's LSTMs) belongs to the outer one.
+another (a Bidirectional's LSTMs) belongs to the outer one. Calls whose ops would be skipped
+anyway are not traced at all where the output's form is known beforehand: a normalization layer
+is traced as an Identity, a recurrent layer returning one tensor as zeros of its output shape.
 """
 
 from __future__ import annotations
