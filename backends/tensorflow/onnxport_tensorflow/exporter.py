@@ -535,7 +535,10 @@ def export_model(
         first Conv's).
     :param options: the core's export options (:class:`onnxport.export.ExportOptions`):
         ``optimize`` (fold constants, cancel Transposes, drop no-ops; default True),
-        ``fold_batchnorm``, ``input_names`` (default: the Keras Input layers' or the traced
+        ``fold_batchnorm`` (the inference export: BatchNormalization folded into the Conv; off by
+        default, so the Keras BN weights keep their names), ``fuse`` (default: only a 2-D MatMul
+        plus bias -> Gemm; ``True``: every pattern fusion of :mod:`onnxport.patterns`),
+        ``input_names`` (default: the Keras Input layers' or the traced
         function's argument names), ``output_names`` (default ``output_0`` ...; dict outputs: keys).
         ``functions=True`` is not supported by this exporter yet.
     """
