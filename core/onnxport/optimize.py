@@ -7,7 +7,8 @@
   becomes an initializer (a Constant node inside subgraphs);
 - **static shapes**: ``Shape`` / ``Size`` of a value whose shape is fully known is a constant, so
   ``Shape -> Gather -> Concat -> Reshape`` chains on static dims fold away;
-- **no-ops**: Identity, Cast to the same type, Reshape / Expand to the same static shape,
+- **no-ops**: Identity, Cast to the same type, Reshape / Expand to the same static shape, a
+  Reshape whose constant target copies (0), repeats or infers (-1) each of its input's dims,
   Transpose with the identity permutation, Concat of one input, a Slice that keeps everything,
   Reshape of a Reshape, a Transpose of a Transpose (one Transpose, the permutations composed),
   and a MatMul between Reshapes that flatten and restore leading dims (:mod:`onnxport.flat_matmul`);
@@ -382,6 +383,17 @@ class _Folder:
         x.shape = ir.Shape(dims)
         return self.bypass(graph, node, x)
 
+    def keeps_shape(self, node: ir.Node) -> bool:
+        """Whether a Reshape's constant target keeps its input's shape: as many dims, each 0
+        (copied), the input's own static size, or one -1 (then the input's size)."""
+        x, target = node.inputs[0], self.const(node.inputs[1]) if len(node.inputs) > 1 else None
+        if x is None or x.shape is None or target is None or _attr(node, "allowzero", 0):
+            return False
+        target = [int(t) for t in target.reshape(-1)]
+        if len(target) != len(x.shape) or target.count(-1) > 1:
+            return False
+        return all(t in (0, -1) or (isinstance(d, int) and t == d) for t, d in zip(target, x.shape))
+
     def static_shape(self, v: ir.Value) -> list[int] | None:
         if v.shape is None or not all(isinstance(d, int) for d in v.shape):
             return None
@@ -447,6 +459,8 @@ class _Folder:
                 self.stats["removed"] += 1
         if op == "Reshape" and (mm := unflatten_matmul(node)) is not None:
             return self.bypass(graph, node, mm.outputs[0])
+        if op == "Reshape" and self.keeps_shape(node):
+            return self.bypass(graph, node, ins[0])
         if op == "Reshape":
             first = ins[0].producer()
             shape = self.const(ins[1])
