@@ -99,6 +99,8 @@ def validate(model: ir.Model) -> None:
                         "node produces and which is neither a graph input nor an initializer "
                         "(missing initializer?)"
                     )
+        if _in_order(graph):
+            continue  # a valid order exists, so there is no cycle; sorting would change nothing
         try:
             graph.sort()
         except ValueError as exc:
@@ -106,6 +108,23 @@ def validate(model: ir.Model) -> None:
     for out in model.graph.outputs:
         if out.producer() is None and not out.is_graph_input() and not out.is_initializer():
             raise ModelError(f"graph output {out.name!r} is produced by no node")
+
+
+def _in_order(graph: ir.Graph) -> bool:
+    """Whether every node of ``graph`` comes after the nodes of ``graph`` that it reads from
+    (only checked for graphs without subgraphs, whose captures sorting also orders)."""
+    seen: set[ir.Node] = set()
+    for node in graph:
+        for attr in node.attributes.values():
+            if attr.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS):
+                return False
+        for v in node.inputs:
+            if v is not None:
+                producer = v.producer()
+                if producer is not None and producer not in seen:
+                    return False
+        seen.add(node)
+    return True
 
 
 # -- adaptation ---------------------------------------------------------------------------
