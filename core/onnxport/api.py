@@ -43,7 +43,7 @@ def _fresh_model(model: str | os.PathLike | bytes | onnx.ModelProto | ir.Model) 
         # adaptation rewrites nodes: work on a copy, the caller's model stays as it was
         _validate.check_ir_nesting(model)
         return _io.load(ir.serde.serialize_model(model), base_dir=_io.external_base_dir(model))
-    return _io.load(model)
+    return _io.load(model, in_place=True)  # the file's weights are read once, by the backend
 
 
 @contextlib.contextmanager
