@@ -46,11 +46,12 @@ def concat(n: int) -> bytes:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]).SerializeToString()
 
 
-def _time(data: bytes, backend: str, size: int) -> tuple[float, float]:
-    """Seconds of the import, and of the imported model's first call."""
-    t = time.perf_counter()
+def _time(data: bytes, backend: str, size: int) -> tuple[float, float, float]:
+    """Seconds of the import (wall clock, and this process's CPU time: steadier on a shared
+    machine), and of the imported model's first call."""
+    t, c = time.perf_counter(), time.process_time()
     model = onnxport.import_model(data, backend)
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     x = np.ones((size,), np.float32)
     if backend == "torch":
         import torch
@@ -58,7 +59,7 @@ def _time(data: bytes, backend: str, size: int) -> tuple[float, float]:
         model(torch.from_numpy(x))
     else:
         model(x)
-    return t1 - t, time.perf_counter() - t1
+    return t1 - t, c1 - c, time.perf_counter() - t1
 
 
 def main() -> None:
@@ -73,12 +74,12 @@ def main() -> None:
              "inits -> Concat": (concat, lambda k: k)}
     for make, size in cases.values():
         _time(make(3), args.backend, size(3))  # warm-up: registry, first-call imports
-    print(f"import into {args.backend}: seconds (ratio to N's), first call")
-    print(f"{'graph':20} " + " ".join(f"{k * n:>16}" for k in scales) + f" {'s per 10k':>10} {'1st call':>9}")
+    print(f"import into {args.backend}: wall seconds / CPU seconds (CPU ratio to N's); N's first call")
+    print(f"{'graph':20} " + " ".join(f"{k * n:>20}" for k in scales) + f" {'cpu s/10k':>10} {'1st call':>9}")
     for name, (make, size) in cases.items():
         times = [_time(make(k * n), args.backend, size(k * n)) for k in scales]
-        cells = " ".join(f"{t:8.2f} ({t / times[0][0]:4.2f})" for t, _ in times)
-        print(f"{name:20} {cells} {times[0][0] / n * 10_000:10.2f} {times[0][1]:9.2f}", flush=True)
+        cells = " ".join(f"{t:6.2f} /{c:6.2f} ({c / times[0][1]:4.2f})" for t, c, _ in times)
+        print(f"{name:20} {cells} {times[0][1] / n * 10_000:10.2f} {times[0][2]:9.2f}", flush=True)
 
 
 if __name__ == "__main__":
