@@ -15,8 +15,10 @@ from __future__ import annotations
 import math
 import mmap
 import os
+import sys
 from pathlib import Path
 
+import numpy as np
 import onnx
 import onnx_ir as ir
 from onnx import TensorProto
@@ -163,6 +165,26 @@ def in_place_model(path: str | os.PathLike) -> onnx.ModelProto | None:
     except Exception:  # noqa: BLE001 - the normal parse of the file reports it
         return None
     return proto
+
+
+DT = ir.DataType
+#: types whose bytes in a file are the bytes of a numpy array or framework tensor as they are
+PLAIN_TYPES = frozenset({DT.FLOAT, DT.DOUBLE, DT.FLOAT16, DT.BFLOAT16, DT.INT8, DT.INT16, DT.INT32, DT.INT64,
+                         DT.UINT8, DT.UINT16, DT.UINT32, DT.UINT64})
+
+
+def readable(tensor: ir.TensorProtocol) -> bool:
+    """Whether :func:`read_external` can copy ``tensor`` from its file into a buffer of its type."""
+    return (isinstance(tensor, ir.ExternalTensor) and tensor.dtype in PLAIN_TYPES and sys.byteorder == "little"
+            and tensor.size > 0)
+
+
+def read_array(tensor: ir.ExternalTensor) -> np.ndarray:
+    """An external tensor (:func:`readable`) as a numpy array of its own: the file is read into it,
+    never mapped (a mapping would tie the array to the file, and count its pages twice)."""
+    arr = np.empty(tuple(tensor.shape.numpy()), dtype=tensor.dtype.numpy())
+    read_external(tensor, memoryview(arr.reshape(-1).view(np.uint8)))
+    return arr
 
 
 def read_external(tensor: ir.ExternalTensor, out: memoryview) -> None:

@@ -10,29 +10,20 @@ import numpy as np
 import onnx
 import onnx_ir as ir
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, numpy_helper
 
 import onnxport
 from onnxport import filedata
 from onnxport.errors import ModelError, OnnxportError
+
+from .._in_place import check_file_import, in_place_model
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("onnxport_torch")
 
 
 def _model() -> onnx.ModelProto:
-    """Gemm with a 76.8 kB float32 weight, and an 80 kB float16 initializer summed (both moved)."""
-    rng = np.random.default_rng(0)
-    w = numpy_helper.from_array(rng.standard_normal((300, 64)).astype(np.float32), "fc.weight")
-    b = numpy_helper.from_array(rng.standard_normal(300).astype(np.float32), "fc.bias")  # stays inline
-    h = numpy_helper.from_array(rng.standard_normal(40_000).astype(np.float16), "h")
-    nodes = [helper.make_node("Gemm", ["x", "fc.weight", "fc.bias"], ["y"], transB=1, name="fc"),
-             helper.make_node("Cast", ["h"], ["hf"], to=TensorProto.FLOAT, name="cast"),
-             helper.make_node("ReduceSum", ["hf"], ["s"], keepdims=0, name="sum")]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 64])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 300]),
-                               helper.make_tensor_value_info("s", TensorProto.FLOAT, [])], [w, b, h])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    return in_place_model()
 
 
 def _run(model) -> list[np.ndarray]:
@@ -47,7 +38,7 @@ def test_large_initializers_become_references_into_the_file(tmp_path):
     proto = filedata.in_place_model(path)
     data = path.read_bytes()
     moved = {t.name: t for t in proto.graph.initializer if t.data_location == TensorProto.EXTERNAL}
-    assert sorted(moved) == ["fc.weight", "h"]  # the 1.2 kB bias stays inline
+    assert sorted(moved) == ["fc.weight", "h", "idx"]  # the 1.2 kB bias stays inline
     original = {t.name: t for t in _model().graph.initializer}
     for name, t in moved.items():
         info = {e.key: e.value for e in t.external_data}
@@ -70,6 +61,10 @@ def test_file_import_is_bit_exact_and_public_load_keeps_data_in_memory(tmp_path)
         np.testing.assert_array_equal(a, b)
     loaded = onnxport.load(path)  # what a user gets back: no references into the file
     assert not any(isinstance(v.const_value, ir.ExternalTensor) for v in loaded.graph.initializers.values())
+
+
+def test_the_file_can_be_overwritten_after_import(tmp_path):
+    check_file_import(tmp_path, "torch")
 
 
 def test_hard_linked_and_symlinked_model_files_import(tmp_path):

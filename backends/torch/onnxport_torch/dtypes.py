@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import onnx_ir as ir
 import torch
 
 from onnxport.errors import ConversionError
-from onnxport.filedata import read_external
+from onnxport.filedata import read_external, readable
 
 DT = ir.DataType
 
@@ -123,19 +121,13 @@ def to_numpy(tensor: torch.Tensor, onnx_dtype: DT | None = None) -> np.ndarray:
     return arr
 
 
-#: types whose external bytes are a torch tensor's bytes as they are (little-endian machines)
-_BYTES_AS_IS = frozenset({DT.FLOAT, DT.DOUBLE, DT.FLOAT16, DT.BFLOAT16, DT.INT8, DT.INT16, DT.INT32, DT.INT64,
-                          DT.UINT8})
-
-
 def tensor_from_ir(tensor: ir.TensorProtocol) -> torch.Tensor:
     """A torch tensor from an onnx-ir tensor (initializer, Constant value, attribute).
 
     External data (and a model file's weights read in place) goes straight from the file into the
     tensor: no mapped pages or intermediate arrays held beside it.
     """
-    if (isinstance(tensor, ir.ExternalTensor) and tensor.dtype in _BYTES_AS_IS and sys.byteorder == "little"
-            and tensor.size > 0):
+    if readable(tensor) and tensor.dtype in _TO_TORCH and tensor.dtype not in _WIDENED:
         out = torch.empty(tuple(tensor.shape.numpy()), dtype=_TO_TORCH[tensor.dtype])
         read_external(tensor, memoryview(out.reshape(-1).view(torch.uint8).numpy()))
         return out
