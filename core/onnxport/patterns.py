@@ -17,7 +17,8 @@ them, where the model's opset has the op:
 - GELU -> ``Gelu`` (opset 20+): ``x * 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))``
   (``approximate="tanh"``), ``x * 0.5 * (1 + erf(x / sqrt(2)))`` and JAX's
   ``0.5 x * erfc(-x / sqrt(2))`` (written ``1 - erf``);
-- a 2-D ``MatMul`` plus a bias read by nothing else -> ``Gemm``.
+- a 2-D ``MatMul`` plus a bias read by nothing else -> ``Gemm``;
+- scaled dot-product attention -> ``Attention`` (opset 23+; :mod:`onnxport.patterns_attention`).
 
 Numerics: the fused ops compute the same function; a layer norm's variance is computed as
 ``mean((x - m)^2)``, which equals the ``mean(x^2) - m^2`` form up to float rounding (the form
@@ -191,6 +192,8 @@ class _Rewriter:
         taken = set(graph.initializers) | {v.name for v in graph.inputs}
         taken |= {o.name for n in graph for o in n.outputs}
         self.taken = taken
+        #: initializers some node read before fusing (those no node reads afterwards go)
+        self.read_at_start = {i.name for n in graph for i in n.inputs if i is not None and i.is_initializer()}
 
     def name(self, base: str) -> str:
         name, i = base, 0
@@ -247,7 +250,8 @@ class _Rewriter:
                     changed = True
         used = {i for n in self.graph for i in n.inputs if i is not None}
         for name, v in list(self.graph.initializers.items()):
-            if v not in used and not v.is_graph_output() and v not in self.graph.inputs and name in self.created:
+            if v not in used and not v.is_graph_output() and v not in self.graph.inputs and (
+                    name in self.created or name in self.read_at_start):
                 del self.graph.initializers[name]
 
     created: set[str] = set()
@@ -537,7 +541,14 @@ FUSIONS: list[tuple[str, int, Callable[[_Rewriter], int]]] = [
     ("Gelu", 20, _fuse_gelu),
     ("Softmax", 13, _fuse_softmax),
     ("Gemm", 13, _fuse_gemm),
+    ("Attention", 23, lambda rw: _fuse_attention(rw)),
 ]
+
+
+def _fuse_attention(rw: _Rewriter) -> int:
+    from .patterns_attention import _fuse_attention as fuse  # it builds on this module's helpers
+
+    return fuse(rw)
 
 
 def fuse_patterns(model: ir.Model) -> dict[str, int]:
@@ -552,6 +563,6 @@ def fuse_patterns(model: ir.Model) -> dict[str, int]:
             before = set(model.graph.initializers)
             stats[name] = fuse(rw)
             rw.created |= set(model.graph.initializers) - before
-    if any(stats.values()):
-        rw.dead()
+            if stats[name]:
+                rw.dead()  # later fusions see the fused graph (a value's uses no longer count the old form)
     return stats
