@@ -187,13 +187,14 @@ def _inv_std(v: ir.Value) -> tuple[ir.Value, float] | None:
 
 
 class _Rewriter:
-    def __init__(self, graph: ir.Graph, opset: int):
-        self.graph, self.opset = graph, opset
-        taken = set(graph.initializers) | {v.name for v in graph.inputs}
-        taken |= {o.name for n in graph for o in n.outputs}
-        self.taken = taken
+    """Rewrites in one graph: the main graph, a subgraph (If branch, Loop/Scan body) or a
+    model-local function's body; ``taken``: the names in use in the whole model (shared)."""
+
+    def __init__(self, graph: ir.Graph, opset: int, taken: set[str] | None = None, main: bool = True):
+        self.graph, self.opset, self.main = graph, opset, main
+        self.taken = _names(graph) if taken is None else taken
         #: initializers some node read before fusing (those no node reads afterwards go)
-        self.read_at_start = {i.name for n in graph for i in n.inputs if i is not None and i.is_initializer()}
+        self.read_at_start = {name for name, v in graph.initializers.items() if v.uses()}
 
     def name(self, base: str) -> str:
         name, i = base, 0
@@ -204,9 +205,23 @@ class _Rewriter:
         return name
 
     def initializer(self, base: str, arr: np.ndarray) -> ir.Value:
+        """A constant: an initializer of the main graph, a Constant node elsewhere (the exporters
+        keep subgraphs free of initializers; a function has none)."""
         name = self.name(base)
+        tensor = ir.tensor(arr, name=name)
+        if not self.main:
+            node = ir.node("Constant", [], attributes={"value": tensor}, name=self.name(f"{base}_constant"))
+            v = node.outputs[0]
+            v.name, v.const_value = name, tensor
+            v.dtype, v.shape = tensor.dtype, ir.Shape(list(arr.shape))
+            first = next(iter(self.graph), None)
+            if first is None:
+                self.graph.append(node)
+            else:
+                self.graph.insert_before(first, node)
+            return v
         v = ir.Value(name=name, type=ir.TensorType(ir.DataType.from_numpy(arr.dtype)), shape=ir.Shape(list(arr.shape)),
-                     const_value=ir.tensor(arr, name=name))
+                     const_value=tensor)
         self.graph.register_initializer(v)
         return v
 
@@ -248,9 +263,8 @@ class _Rewriter:
                 if all(not o.uses() and not o.is_graph_output() for o in node.outputs):
                     self.graph.remove(node, safe=True)
                     changed = True
-        used = {i for n in self.graph for i in n.inputs if i is not None}
-        for name, v in list(self.graph.initializers.items()):
-            if v not in used and not v.is_graph_output() and v not in self.graph.inputs and (
+        for name, v in list(self.graph.initializers.items()):  # uses(): subgraphs' reads count
+            if not v.uses() and not v.is_graph_output() and v not in self.graph.inputs and (
                     name in self.created or name in self.read_at_start):
                 del self.graph.initializers[name]
 
@@ -551,18 +565,38 @@ def _fuse_attention(rw: _Rewriter) -> int:
     return fuse(rw)
 
 
+def _names(graph: ir.Graph) -> set[str]:
+    """The value names of ``graph`` and its subgraphs."""
+    names = set(graph.initializers) | {v.name for v in graph.inputs}
+    for g in [graph, *graph.subgraphs()]:
+        names |= {v.name for v in g.inputs} | {o.name for n in g for o in n.outputs}
+    return names
+
+
 def fuse_patterns(model: ir.Model) -> dict[str, int]:
-    """Rewrite the patterns of :data:`FUSIONS` in the main graph of ``model`` (in place), each
-    where the model's default-domain opset has the op; returns how many of each were fused."""
+    """Rewrite the patterns of :data:`FUSIONS` in ``model`` (in place): its main graph, every
+    subgraph (If branches, Loop and Scan bodies, nested ones too) and the bodies of its
+    model-local functions, each where the default-domain opset (the function's own, for a
+    function) has the op; returns how many of each were fused."""
     opset = model.opset_imports.get("", 0)
-    rw = _Rewriter(model.graph, opset)
-    rw.created = set()
-    stats = {}
-    for name, since, fuse in FUSIONS:
-        if opset >= since:
-            before = set(model.graph.initializers)
-            stats[name] = fuse(rw)
-            rw.created |= set(model.graph.initializers) - before
-            if stats[name]:
+    taken = _names(model.graph)
+    graphs: list[tuple[ir.Graph, int, bool]] = [(model.graph, opset, True)]
+    graphs += [(g, opset, False) for g in model.graph.subgraphs()]
+    for f in model.functions.values():
+        taken |= _names(f.graph)
+        fopset = f.opset_imports.get("", opset)
+        graphs += [(g, fopset, False) for g in (f.graph, *f.graph.subgraphs())]
+    stats = {name: 0 for name, since, _ in FUSIONS if any(o >= since for _, o, _ in graphs)}
+    for graph, graph_opset, main in graphs:
+        rw = _Rewriter(graph, graph_opset, taken, main)
+        rw.created = set()
+        for name, since, fuse in FUSIONS:
+            if graph_opset < since:
+                continue
+            before = set(graph.initializers)
+            found = fuse(rw)
+            stats[name] += found
+            rw.created |= set(graph.initializers) - before
+            if found:
                 rw.dead()  # later fusions see the fused graph (a value's uses no longer count the old form)
     return stats

@@ -133,9 +133,9 @@ def _source(v: ir.Value, labels: Labels, scale: list[float] | None) -> tuple[ir.
             labels, v = _unmoved(n, labels), n.inputs[0]
             continue
         if scale is not None and n.op_type in ("Mul", "Div") and not n.domain and _shape(n.inputs[0]) == _shape(v):
-            c = _scalar(n.inputs[1])
+            c = _factor(n.inputs[1])
             if c is None and n.op_type == "Mul" and _shape(n.inputs[1]) == _shape(v):
-                c, other = _scalar(n.inputs[0]), n.inputs[1]
+                c, other = _factor(n.inputs[0]), n.inputs[1]
             else:
                 other = n.inputs[0]
             if c is not None and c != 0 and math.isfinite(c):
@@ -144,6 +144,20 @@ def _source(v: ir.Value, labels: Labels, scale: list[float] | None) -> tuple[ir.
                 continue
         break
     return v, labels
+
+
+def _factor(v: ir.Value | None) -> float | None:
+    """A scalar constant, or the square root (or a cast) of one: a scale as an unfolded body
+    (a function's) writes ``1 / sqrt(d)``."""
+    n = v.producer() if v is not None else None
+    to = n.attributes.get("to") if n is not None else None
+    if n is not None and not n.domain and (n.op_type == "Sqrt" or (
+            n.op_type == "Cast" and to is not None and ir.DataType(to.value) in _FLOATS)):
+        c = _factor(n.inputs[0])
+        if c is None or (n.op_type == "Sqrt" and c < 0):
+            return None
+        return math.sqrt(c) if n.op_type == "Sqrt" else c
+    return _scalar(v)
 
 
 def _uniform(v: ir.Value | None) -> float | None:
@@ -194,9 +208,9 @@ class _Match:
             return True
         if _is_label_move(n):
             options = [0]
-        elif n.op_type in ("Mul", "Div") and _scalar(n.inputs[1]) is not None:
+        elif n.op_type in ("Mul", "Div") and _factor(n.inputs[1]) is not None:
             options = [0]
-        elif n.op_type == "Mul" and _scalar(n.inputs[0]) is not None:
+        elif n.op_type == "Mul" and _factor(n.inputs[0]) is not None:
             options = [1]
         elif n.op_type == "Where" and _uniform(n.inputs[2]) is not None and _const(n.inputs[1]) is None:
             options = [1]
@@ -240,7 +254,7 @@ class _Match:
             if n.op_type in ("Mul", "Div"):
                 if seen_mask:
                     return False
-                c = _scalar(n.inputs[1 - i])
+                c = _factor(n.inputs[1 - i])
                 if c is None or c == 0 or not math.isfinite(c) or (n.op_type == "Div" and i != 0):
                     return False
                 self.scale[0] *= c if n.op_type == "Mul" else 1.0 / c

@@ -199,3 +199,52 @@ def test_look_alikes_are_kept(fn):
     q = _bhsd(Q)
     proto, _ = _export(fn, (q, q * 0.7, q + 0.5))
     assert "Attention" not in _ops(proto), _ops(proto)
+
+
+def _ln_attention(x):
+    m = x.mean(-1, keepdims=True)
+    x = (x - m) * jax.lax.rsqrt(((x - m) ** 2).mean(-1, keepdims=True) + 1e-5)
+    return _hand(x, x, x)
+
+
+def _cond(p, x):
+    return jax.lax.cond(p > 0, _ln_attention, lambda x: x * 2.0, x)
+
+
+def _scan(xs):
+    return jax.lax.scan(lambda c, x: (c + 1.0, _ln_attention(x + c)), jnp.zeros(xs.shape[1:]), xs)[1]
+
+
+_block = jax.jit(_ln_attention)
+
+
+def _functions(x):
+    return _block(_block(x) + 1.0)
+
+
+def _all_ops(graph: onnx.GraphProto) -> list[str]:
+    out = []
+    for n in graph.node:
+        out.append(n.op_type)
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                out += _all_ops(a.g)
+    return out
+
+
+@pytest.mark.parametrize("fn,args,kw", [
+    (_cond, (jnp.float32(1.0), Q), {}),
+    (_scan, (Q,), {}),
+    (_functions, (Q,), {"functions": True}),
+], ids=["if_branch", "loop_body", "local_function"])
+def test_rewrites_in_subgraphs_and_functions(fn, args, kw):
+    """The rewrites run in If branches, Loop bodies (a scan) and model-local functions too."""
+    proto, _ = _export(fn, args, **kw)
+    if kw:
+        assert {f.name for f in proto.functions} and "Attention" not in _ops(proto)
+        inner = [n.op_type for f in proto.functions for n in f.node]
+    else:
+        assert "Attention" not in _ops(proto)
+        inner = _all_ops(proto.graph)
+    assert inner.count("Attention") == 1 and inner.count("LayerNormalization") == 1, inner
+    assert not {"Softmax", "ReduceMean", "Sqrt"} & set(inner), inner
