@@ -18,7 +18,8 @@ them, where the model's opset has the op:
   (``approximate="tanh"``), ``x * 0.5 * (1 + erf(x / sqrt(2)))`` and JAX's
   ``0.5 x * erfc(-x / sqrt(2))`` (written ``1 - erf``);
 - a 2-D ``MatMul`` plus a bias read by nothing else -> ``Gemm``;
-- scaled dot-product attention -> ``Attention`` (opset 23+; :mod:`onnxport.patterns_attention`).
+- scaled dot-product attention -> ``Attention`` (opset 23+; :mod:`onnxport.patterns_attention`);
+- a Loop whose body is an LSTM step -> ``LSTM`` (:mod:`onnxport.patterns_lstm`).
 
 Numerics: the fused ops compute the same function; a layer norm's variance is computed as
 ``mean((x - m)^2)``, which equals the ``mean(x^2) - m^2`` form up to float rounding (the form
@@ -261,10 +262,12 @@ class _Rewriter:
             changed = False
             for node in reversed(list(self.graph)):
                 if all(not o.uses() and not o.is_graph_output() for o in node.outputs):
+                    _detach_subgraphs(node)
                     self.graph.remove(node, safe=True)
                     changed = True
         for name, v in list(self.graph.initializers.items()):  # uses(): subgraphs' reads count
-            if not v.uses() and not v.is_graph_output() and v not in self.graph.inputs and (
+            if not any(u.node.graph is not None for u in v.uses()) and not v.is_graph_output() and (
+                    v not in self.graph.inputs) and (
                     name in self.created or name in self.read_at_start):
                 del self.graph.initializers[name]
 
@@ -556,13 +559,32 @@ FUSIONS: list[tuple[str, int, Callable[[_Rewriter], int]]] = [
     ("Softmax", 13, _fuse_softmax),
     ("Gemm", 13, _fuse_gemm),
     ("Attention", 23, lambda rw: _fuse_attention(rw)),
+    ("LSTM", 14, lambda rw: _fuse_lstm(rw)),
 ]
+
+
+def _fuse_lstm(rw: _Rewriter) -> int:
+    from .patterns_lstm import _fuse_lstm as fuse  # it builds on this module's helpers
+
+    return fuse(rw)
 
 
 def _fuse_attention(rw: _Rewriter) -> int:
     from .patterns_attention import _fuse_attention as fuse  # it builds on this module's helpers
 
     return fuse(rw)
+
+
+def _detach_subgraphs(node: ir.Node) -> None:
+    """Make the nodes of ``node``'s subgraphs no readers of any value (so that the outer values
+    only they read count as unused once ``node`` goes)."""
+    for attr in node.attributes.values():
+        graphs = [attr.value] if attr.type == ir.AttributeType.GRAPH else (
+            list(attr.value) if attr.type == ir.AttributeType.GRAPHS else [])
+        for g in graphs:
+            for n in ir.traversal.RecursiveGraphIterator(g):
+                for i in range(len(n.inputs)):
+                    n.replace_input_with(i, None)
 
 
 def _names(graph: ir.Graph) -> set[str]:
@@ -580,12 +602,13 @@ def fuse_patterns(model: ir.Model) -> dict[str, int]:
     function) has the op; returns how many of each were fused."""
     opset = model.opset_imports.get("", 0)
     taken = _names(model.graph)
-    graphs: list[tuple[ir.Graph, int, bool]] = [(model.graph, opset, True)]
-    graphs += [(g, opset, False) for g in model.graph.subgraphs()]
+    # inner graphs first: a fusion of a Loop (LSTM) detaches its body
+    graphs: list[tuple[ir.Graph, int, bool]] = [(g, opset, False) for g in reversed(list(model.graph.subgraphs()))]
+    graphs.append((model.graph, opset, True))
     for f in model.functions.values():
         taken |= _names(f.graph)
         fopset = f.opset_imports.get("", opset)
-        graphs += [(g, fopset, False) for g in (f.graph, *f.graph.subgraphs())]
+        graphs += [(g, fopset, False) for g in (*reversed(list(f.graph.subgraphs())), f.graph)]
     stats = {name: 0 for name, since, _ in FUSIONS if any(o >= since for _, o, _ in graphs)}
     for graph, graph_opset, main in graphs:
         rw = _Rewriter(graph, graph_opset, taken, main)
