@@ -7,9 +7,12 @@ the product counts too), at most one additive bias (``Add``) and at most one mas
 then a product with V over that axis. ``Transpose``s and reshapes that only add or drop size-1
 axes may sit anywhere along the way. Each axis is followed by a label, so the layout of every
 operand is free: batch axes shared by Q, K and V become Attention's batch and heads (the last
-shared one is the heads), the query's other axes become its sequence (a grouped-query head
-group among them), and the replacement arranges Q, K, V, the mask and the output with
-``Transpose``/``Reshape`` (``Expand`` where an operand broadcasts) around one 4-D ``Attention``.
+shared one is the heads, or none is), the query's other axes become its sequence (a
+grouped-query head group among them), and the replacement arranges Q, K, V, the mask and the
+output with ``Transpose``/``Reshape`` (``Expand`` where an operand broadcasts) around one
+``Attention`` node, in its 4-D form ``[batch, heads, seq, dim]`` or its 3-D form
+``[batch, seq, heads * dim]`` (``q_num_heads``), whichever needs fewer nodes (Transposes, which
+move data, count more): Flax's ``[batch, seq, heads, dim]`` takes the 3-D form through Reshapes.
 
 Only rewrites that keep the numbers: the scale is set explicitly (Attention's default is
 ``1/sqrt(D)``) and, for float64, only when float32 holds it exactly (the attribute is a float);
@@ -458,14 +461,16 @@ def _rewrite(rw: _Rewriter, m: _Match) -> bool:
         return False
     heads = m.batch[-1:]
     bgroup = m.batch[:-1]
-    groups_q = [bgroup, heads, m.queries, m.contracted]
     sizes = m.sizes
     if any(not isinstance(sizes[x], int) for x in m.contracted + m.dv + [m.key]):
+        return False
+    layout = _layout(m, bgroup, heads)
+    if layout is None:
         return False
     anchor = m.out.producer()
     mask_in: ir.Value | None = None
     causal = False
-    mgroups = [bgroup, heads, m.queries, [m.key]]
+    mgroups = [layout["batch"], layout["heads"], m.queries, [m.key]]
     if m.mask is not None:
         cond, labels, fill = m.mask
         arr = _const(cond)
@@ -515,34 +520,13 @@ def _rewrite(rw: _Rewriter, m: _Match) -> bool:
         # ONNX pads a shorter last mask axis with masked positions: broadcast it
         shape = rw.initializer("attention_expand", np.asarray([1] * (len(s) - 1) + [sizes[m.key]], np.int64))
         mask_in = _emit(rw, anchor, "Expand", [mask_in, shape], mask_in.dtype, s[:-1] + [sizes[m.key]])
-    q = _arrange(rw, anchor, m.q, m.lq, groups_q, sizes)
-    k = _arrange(rw, anchor, m.k, m.lk, [bgroup, heads, [m.key], m.contracted], sizes)
-    v = _arrange(rw, anchor, m.v, m.lv, [bgroup, heads, [m.key], m.dv], sizes)
+    q = _arrange(rw, anchor, m.q, m.lq, layout["q"], sizes)
+    k = _arrange(rw, anchor, m.k, m.lk, layout["k"], sizes)
+    v = _arrange(rw, anchor, m.v, m.lv, layout["v"], sizes)
     if q is None or k is None or v is None:
         return False
-    groups_y = [bgroup, heads, m.queries, m.dv]
-    flat_y = [x for g in groups_y for x in g]
-    if {x for x in m.lout if x} != set(flat_y):
-        return False
-    y_shape = [_group_size(g, sizes) for g in groups_y]
-    if any(d is None for d in y_shape):
-        return False
-    attrs = {"scale": float(scale), "is_causal": 1 if causal else None}
-    final_shape = _shape(m.out)
-    present = [x for x in m.lout if x]
-    perm = [flat_y.index(x) for x in present]
-    needs_perm = perm != list(range(len(perm)))
-    per_label = [sizes[x] for x in flat_y]
-    steps = []
-    if per_label != y_shape:
-        steps.append(("Reshape", per_label))
-    if needs_perm:
-        steps.append(("Transpose", [per_label[p] for p in perm]))
-    cur = [sizes[x] for x in present] if needs_perm else per_label
-    if cur != final_shape:
-        steps.append(("Reshape", final_shape))
-    if sum(1 for s in [*y_shape, *final_shape] if not isinstance(s, int)) > 2:
-        return False
+    y_shape, perm, steps = layout["out"]
+    attrs = {"scale": float(scale), "is_causal": 1 if causal else None, **layout["attrs"]}
     inputs = [q, k, v] + ([mask_in] if mask_in is not None else [])
     if not steps:
         rw.replace(anchor, "Attention", inputs, **{k_: a for k_, a in attrs.items() if a is not None})
@@ -563,6 +547,78 @@ def _rewrite(rw: _Rewriter, m: _Match) -> bool:
             else:
                 y = _emit(rw, anchor, "Reshape", [y, spec], dtype, dims)
     return True
+
+
+def _out_steps(m: _Match, groups_y: list[list[str]]) -> tuple[list, list[int], list] | None:
+    """``(Attention output shape, perm, [(op, dims)])``: the output arranged as ``m.out``."""
+    sizes = m.sizes
+    flat_y = [x for g in groups_y for x in g]
+    if {x for x in m.lout if x} != set(flat_y):
+        return None
+    y_shape = [_group_size(g, sizes) for g in groups_y]
+    final_shape = _shape(m.out)
+    if any(d is None for d in y_shape) or final_shape is None:
+        return None
+    if sum(1 for s in [*y_shape, *final_shape] if not isinstance(s, int)) > 2:
+        return None
+    present = [x for x in m.lout if x]
+    perm = [flat_y.index(x) for x in present]
+    needs_perm = perm != list(range(len(perm)))
+    per_label = [sizes[x] for x in flat_y]
+    steps = []
+    if per_label != y_shape:
+        steps.append(("Reshape", per_label))
+    if needs_perm:
+        steps.append(("Transpose", [per_label[p] for p in perm]))
+    cur = [sizes[x] for x in present] if needs_perm else per_label
+    if cur != final_shape:
+        steps.append(("Reshape", final_shape))
+    return y_shape, perm, steps
+
+
+def _arrange_cost(v: ir.Value, labels: Labels, groups: list[list[str]], sizes: dict) -> float | None:
+    """What :func:`_arrange` adds: a node each, a Transpose (it moves data) 1.5."""
+    flat = [x for g in groups for x in g]
+    present = [x for x in labels if x is not None]
+    if not set(present) <= set(flat):
+        return None
+    order = [i for i, x in enumerate(labels) if x is None] + sorted(
+        (i for i, x in enumerate(labels) if x is not None), key=lambda i: flat.index(labels[i]))
+    cost = 1.5 if order != list(range(len(labels))) else 0.0
+    if set(flat) - set(present):
+        return cost + 3  # Reshape, Expand, Reshape
+    final = [_group_size(g, sizes) for g in groups]
+    return cost + (0 if [sizes[x] for x in present] == final or _shape(v) == final else 1)
+
+
+def _layout(m: _Match, bgroup: list[str], heads: list[str]) -> dict | None:
+    """The cheaper of Attention's two input forms for this match: 4-D ``[batch, heads, seq, dim]``
+    or 3-D ``[batch, seq, heads * dim]`` (``q_num_heads``; Flax's ``[batch, seq, heads, dim]``
+    is a Reshape away from it); the 4-D one when they cost the same."""
+    forms = []
+    splits = ((bgroup, heads), (bgroup + heads, [])) if heads else ((bgroup, heads),)
+    for b_, h_ in splits:
+        heads_size = m.sizes[h_[0]] if h_ else 1
+        forms.append(({"q": [b_, h_, m.queries, m.contracted], "k": [b_, h_, [m.key], m.contracted],
+                       "v": [b_, h_, [m.key], m.dv], "y": [b_, h_, m.queries, m.dv]}, {}))
+        if isinstance(heads_size, int):
+            forms.append(({"q": [b_, m.queries, h_ + m.contracted],
+                           "k": [b_, [m.key], h_ + m.contracted],
+                           "v": [b_, [m.key], h_ + m.dv], "y": [b_, m.queries, h_ + m.dv]},
+                          {"q_num_heads": int(heads_size), "kv_num_heads": int(heads_size)}))
+    best, best_cost = None, math.inf
+    for groups, attrs in forms:
+        out = _out_steps(m, groups["y"])
+        costs = [_arrange_cost(val, labels, groups[key], m.sizes)
+                 for key, val, labels in (("q", m.q, m.lq), ("k", m.k, m.lk), ("v", m.v, m.lv))]
+        if out is None or None in costs:
+            continue
+        cost = sum(costs) + sum(1.5 if op == "Transpose" else 1 for op, _ in out[2])
+        if cost < best_cost:
+            best, best_cost = {**groups, "out": out, "attrs": attrs, "batch": groups["y"][0],
+                               "heads": groups["y"][1] if len(groups["y"]) == 4 else (
+                                   [x for x in groups["y"][2] if x not in m.dv])}, cost
+    return best
 
 
 def _group_size(group: list[str], sizes: dict):
