@@ -248,3 +248,16 @@ def test_rewrites_in_subgraphs_and_functions(fn, args, kw):
         inner = _all_ops(proto.graph)
     assert inner.count("Attention") == 1 and inner.count("LayerNormalization") == 1, inner
     assert not {"Softmax", "ReduceMean", "Sqrt"} & set(inner), inner
+
+
+def test_round_trip_through_the_importer():
+    """The fused node (here the 3-D form with ``q_num_heads`` Flax's layout takes, is_causal)
+    imports back into JAX with the same outputs."""
+    m = _MHA(nnx.Rngs(0))
+    x = jax.random.normal(_K(5), (2, 5, 16))
+    proto, _ = _export(m, (x,))
+    node = _attention(proto)
+    assert _attr(node, "q_num_heads") == 4 and _attr(node, "is_causal") == 1
+    assert "Transpose" not in _ops(proto), _ops(proto)  # Reshapes to and from Flax's layout
+    back = onnxport.import_model(proto, backend="jax")
+    np.testing.assert_allclose(np.asarray(back(x)), np.asarray(m(x)), rtol=RTOL, atol=ATOL)

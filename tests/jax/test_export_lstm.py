@@ -136,3 +136,10 @@ def test_non_lstm_scan_stays_a_loop(variant):
 def test_fuse_false_keeps_the_loop():
     proto = _export(_Net(nnx.OptimizedLSTMCell), (X,), fuse=False)
     assert "LSTM" not in _ops(proto) and "Loop" in _ops(proto)
+
+
+def test_round_trip_through_the_importer():
+    m = _Net(nnx.LSTMCell)
+    proto = _export(m, (X,))
+    back = onnxport.import_model(proto, backend="jax")
+    np.testing.assert_allclose(np.asarray(back(X)), np.asarray(m(X)), rtol=RTOL, atol=ATOL)
