@@ -13,7 +13,11 @@ product computed for all gates at once (Flax's ``OptimizedLSTMCell``) or one pro
 (``LSTMCell``). The scan outputs must be ``h'``. The weights are packed in ONNX's layout and
 gate order (:data:`onnxport.rnn.LSTM_GATES`: ``i, o, f, c``) into new ``W``, ``R``, ``B``
 initializers named after the kernels' common prefix, and the Loop becomes one ``LSTM`` node
-(``direction="reverse"`` for a backward scan; the reversal of its outputs goes with it).
+(``direction="reverse"`` for a backward scan; the reversal of its outputs goes with it). A
+forward node over a time-reversed sequence whose outputs are reversed back (how Flax writes
+``RNN(reverse=True)``) becomes a reverse node over the sequence itself, and a forward and a
+reverse node over the same sequence (``nnx.Bidirectional``) one ``direction="bidirectional"``
+node whose directions' outputs are Gathers.
 
 Numerics: the node computes ``x W^T + h R^T + Wb + Rb``, the traced form ``x Wx + (h Wh + b)``:
 equal up to the order of the float additions.
@@ -277,6 +281,10 @@ def _fuse_lstm(rw: _Rewriter) -> int:
         m = _match(loop)
         if m is not None and _replace(rw, loop, m):
             count += 1
+    if count:
+        rw.dead()  # the Loops' bodies read the sequences no longer
+        _absorb_reversals(rw)
+        _pair_directions(rw)
     return count
 
 
@@ -329,3 +337,141 @@ def _replace(rw: _Rewriter, loop: ir.Node, m: dict) -> bool:
             seq.dtype, seq.shape = dtype, ir.Shape([m["steps"], batch, hidden])
         _take_over(rw, rev.outputs[0] if rev is not None else v, seq)
     return True
+
+
+def _reverses_time(n: ir.Node | None, axis: int) -> bool:
+    """``n`` is a Slice that reverses ``axis`` of its input whole."""
+    if n is None or n.op_type != "Slice" or n.domain or len(n.inputs) < 5:
+        return False
+    vals = [_const(i) for i in n.inputs[1:5]]
+    if any(a is None or a.size != 1 for a in vals):
+        return False
+    start, end, ax, step = (int(a.reshape(())) for a in vals)
+    shape = n.inputs[0].shape
+    if shape is None or not isinstance(size := shape[ax], int):
+        return False
+    return ax % len(shape) == axis % len(shape) and step == -1 and start in (-1, size - 1) and end <= -size - 1
+
+
+def _unreversed_input(rw: _Rewriter, lstm: ir.Node) -> ir.Value | None:
+    """The sequence ``X'`` when the node's X is ``X'`` reversed in time (a Slice on the time axis,
+    maybe before a Transpose to time-major); a Transpose it needs is found or made."""
+    x = lstm.inputs[0]
+    n = x.producer()
+    if _reverses_time(n, 0):
+        return n.inputs[0]
+    if n is None or n.op_type != "Transpose" or n.domain:
+        return None
+    perm = list(n.attributes["perm"].value)
+    s = n.inputs[0].producer()
+    if not _reverses_time(s, perm[0]) or len(list(x.uses())) != 1:
+        return None
+    source = s.inputs[0]
+    for use in source.uses():  # a Transpose of the unreversed sequence already there
+        t = use.node
+        if t.op_type == "Transpose" and not t.domain and t.graph is rw.graph and list(t.attributes["perm"].value) == perm:
+            return t.outputs[0]
+    out = _emit(rw, lstm, "Transpose", [source], perm=perm)[0]
+    out.dtype, out.shape = x.dtype, x.shape
+    return out
+
+
+def _output_reversals(y: ir.Value) -> list[ir.Node] | None:
+    """The Slices that put each reader of ``Y`` back in time order (``Squeeze`` of the direction
+    axis, maybe a Transpose, then a time reversal), or None."""
+    found = []
+    for use in y.uses():
+        n = use.node
+        if n.op_type != "Squeeze" or n.domain or _const(n.inputs[1]) is None or list(_const(n.inputs[1])) != [1]:
+            return None
+        axis, v = 0, n.outputs[0]
+        nxt = _single_reader(v)
+        if nxt is not None and nxt.op_type == "Transpose" and not nxt.domain:
+            axis, v = list(nxt.attributes["perm"].value).index(0), nxt.outputs[0]
+            nxt = _single_reader(v)
+        if not _reverses_time(nxt, axis):
+            return None
+        found.append(nxt)
+    return found if not y.is_graph_output() else None
+
+
+def _single_reader(v: ir.Value) -> ir.Node | None:
+    uses = list(v.uses())
+    return uses[0].node if len(uses) == 1 and not v.is_graph_output() else None
+
+
+def _direction(n: ir.Node) -> str:
+    a = n.attributes.get("direction")
+    return a.value if a is not None else "forward"
+
+
+def _absorb_reversals(rw: _Rewriter) -> None:
+    """A forward LSTM over a time-reversed sequence whose outputs are reversed back (Flax's
+    ``RNN(reverse=True, keep_order=True)``) runs ``direction="reverse"`` on the sequence itself."""
+    for n in list(rw.graph):
+        if n.op_type != "LSTM" or n.domain or _direction(n) != "forward" or set(n.attributes) != {"hidden_size"}:
+            continue
+        rev = _output_reversals(n.outputs[0])
+        if rev is None:
+            continue
+        x = _unreversed_input(rw, n)
+        if x is None:
+            continue
+        for s in rev:
+            ir.convenience.replace_all_uses_with(s.outputs[0], s.inputs[0], replace_graph_outputs=True)
+            if s.outputs[0].is_graph_output():
+                name = s.outputs[0].name
+                s.outputs[0].name = rw.name(f"{name}_unfused")
+                s.inputs[0].name = name
+        n.replace_input_with(0, x)
+        n.attributes["direction"] = ir.AttrString("direction", "reverse")
+
+
+def _pair_directions(rw: _Rewriter) -> int:
+    """A forward and a reverse LSTM over the same sequence, with constant weights and no given
+    initial state -> one ``direction="bidirectional"`` node; each direction's ``Y`` is a Gather."""
+    merged = 0
+    nodes = [n for n in rw.graph if n.op_type == "LSTM" and not n.domain and len(n.inputs) >= 4
+             and all(i is None for i in n.inputs[4:]) and set(n.attributes) <= {"hidden_size", "direction"}]
+    used: set[int] = set()
+    for f in nodes:
+        if id(f) in used or _direction(f) != "forward":
+            continue
+        for r in nodes:
+            if id(r) in used or r is f or _direction(r) != "reverse" or r.inputs[0] is not f.inputs[0]:
+                continue
+            if f.attributes["hidden_size"].value != r.attributes["hidden_size"].value:
+                continue
+            ws = [(_const(f.inputs[i]), _const(r.inputs[i])) for i in (1, 2, 3)]
+            if any(a is None or b is None for a, b in ws) or any(n.outputs[k].uses() or n.outputs[k].is_graph_output()
+                                                                 for n in (f, r) for k in (1, 2)):
+                continue
+            if not all(_squeezed_reader(n.outputs[0]) is not None or not n.outputs[0].uses() for n in (f, r)):
+                continue
+            names = [f.inputs[i].name or "" for i in (1, 2, 3)] + [r.inputs[i].name or "" for i in (1, 2, 3)]
+            prefix = os.path.commonprefix(names)
+            prefix = prefix[:prefix.rfind(".") + 1] if "." in prefix else "lstm_"
+            inputs = [f.inputs[0]] + [rw.initializer(f"{prefix}{k}", np.concatenate(pair))
+                                      for k, pair in zip("WRB", ws)]
+            y = _emit(rw, f, "LSTM", inputs, outputs=1, hidden_size=f.attributes["hidden_size"].value,
+                      direction="bidirectional")[0]
+            t, _, b, h = f.outputs[0].shape if f.outputs[0].shape is not None else (None,) * 4
+            y.dtype, y.shape = f.outputs[0].dtype, (ir.Shape([t, 2, b, h]) if h is not None else None)
+            for d, n in enumerate((f, r)):
+                sq = _squeezed_reader(n.outputs[0])
+                if sq is None:
+                    continue
+                g = _emit(rw, f, "Gather", [y, rw.initializer("lstm_direction", np.asarray(d, np.int64))], axis=1)[0]
+                _take_over(rw, sq.outputs[0], g)
+            used |= {id(f), id(r)}
+            merged += 1
+            break
+    return merged
+
+
+def _squeezed_reader(y: ir.Value) -> ir.Node | None:
+    """The one ``Squeeze(Y, [1])`` reading ``y``."""
+    n = _single_reader(y)
+    if n is None or n.op_type != "Squeeze" or n.domain or _const(n.inputs[1]) is None:
+        return None
+    return n if list(_const(n.inputs[1])) == [1] else None

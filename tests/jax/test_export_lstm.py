@@ -57,6 +57,9 @@ def test_flax_rnn_lstm(cell, reverse):
     proto = _export(m, (X,))
     assert "Loop" not in _ops(proto) and _ops(proto).count("LSTM") == 1, _ops(proto)
     lstm = next(n for n in proto.graph.node if n.op_type == "LSTM")
+    # a reverse RNN (Flax flips the sequence in and out) runs the node backwards: no flips left
+    assert [a.s for a in lstm.attribute if a.name == "direction"] == ([b"reverse"] if reverse else [])
+    assert "Slice" not in _ops(proto), _ops(proto)
     inits = {i.name: onnx.numpy_helper.to_array(i) for i in proto.graph.initializer}
     assert lstm.input[1:4] == ["rnn.cell.W", "rnn.cell.R", "rnn.cell.B"]
     assert inits["rnn.cell.W"].shape == (1, 16, 3) and inits["rnn.cell.R"].shape == (1, 16, 4)
@@ -141,5 +144,30 @@ def test_fuse_false_keeps_the_loop():
 def test_round_trip_through_the_importer():
     m = _Net(nnx.LSTMCell)
     proto = _export(m, (X,))
+    back = onnxport.import_model(proto, backend="jax")
+    np.testing.assert_allclose(np.asarray(back(X)), np.asarray(m(X)), rtol=RTOL, atol=ATOL)
+
+
+class _Bidirectional(nnx.Module):
+    def __init__(self):
+        cells = [nnx.OptimizedLSTMCell(3, 4, rngs=nnx.Rngs(i)) for i in (0, 1)]
+        self.bi = nnx.Bidirectional(nnx.RNN(cells[0]), nnx.RNN(cells[1]))
+
+    def __call__(self, x):
+        z = jnp.zeros((x.shape[0], 4))
+        return self.bi(x, initial_carry=((z, z), (z, z)))
+
+
+def test_flax_bidirectional_is_one_node():
+    """Two scans over one sequence in opposite directions: one bidirectional LSTM node whose
+    weights stack the forward then the backward cell's."""
+    m = _Bidirectional()
+    proto = _export(m, (X,))
+    ops = _ops(proto)
+    assert ops.count("LSTM") == 1 and "Loop" not in ops and "Slice" not in ops, ops
+    lstm = next(n for n in proto.graph.node if n.op_type == "LSTM")
+    assert [a.s for a in lstm.attribute if a.name == "direction"] == [b"bidirectional"]
+    inits = {i.name: onnx.numpy_helper.to_array(i) for i in proto.graph.initializer}
+    assert inits[lstm.input[1]].shape == (2, 16, 3)
     back = onnxport.import_model(proto, backend="jax")
     np.testing.assert_allclose(np.asarray(back(X)), np.asarray(m(X)), rtol=RTOL, atol=ATOL)
