@@ -35,7 +35,7 @@ import math
 import numpy as np
 import onnx_ir as ir
 
-from .patterns import _RESHAPES, _const, _Rewriter, _scalar, _sole_use
+from .pattern_match import _RESHAPES, _const, _Rewriter, _scalar, _sole_use
 
 Labels = list  # per axis: a label (str) or None for a size-1 axis
 
@@ -439,7 +439,7 @@ def _arrange_np(a: np.ndarray, labels: Labels, groups: list[list[str]]) -> np.nd
     return a.reshape(out)
 
 
-def _fuse_attention(rw: _Rewriter) -> int:
+def fuse_attention(rw: _Rewriter) -> int:
     count = 0
     for sm in list(rw.graph):
         if sm.op_type != "Softmax" or sm.domain or sm.graph is None:

@@ -30,7 +30,7 @@ import os
 import numpy as np
 import onnx_ir as ir
 
-from .patterns import _const, _node, _Rewriter
+from .pattern_match import _const, _node, _Rewriter
 from .rnn import LSTM_GATES
 
 _FLOATS = {ir.DataType.FLOAT, ir.DataType.FLOAT16, ir.DataType.DOUBLE}
@@ -273,7 +273,7 @@ def _reversal(v: ir.Value, size: int) -> ir.Node | None:
     return n
 
 
-def _fuse_lstm(rw: _Rewriter) -> int:
+def fuse_lstm(rw: _Rewriter) -> int:
     count = 0
     for loop in list(rw.graph):
         if loop.op_type != "Loop" or loop.domain:
