@@ -24,14 +24,27 @@ def _node(v: ir.Value | None, op: str | set[str]) -> ir.Node | None:
 
 
 def _const(v: ir.Value | None) -> np.ndarray | None:
-    if v is None or v.const_value is None:
+    """The value of an initializer or a Constant node's output (its ``value`` attribute read
+    where the value carries none, as in a model that was loaded rather than built)."""
+    if v is None:
         return None
     n = v.producer()
     if n is not None and (n.op_type != "Constant" or n.domain):
         return None
     if n is None and not v.is_initializer():
         return None
-    return v.const_value.numpy()
+    if v.const_value is not None:
+        return v.const_value.numpy()
+    if n is None:
+        return None
+    for name, attr in n.attributes.items():
+        if name == "value" and attr.type == ir.AttributeType.TENSOR:
+            return attr.value.numpy()
+        if name in ("value_float", "value_floats"):
+            return np.asarray(attr.value, np.float32)
+        if name in ("value_int", "value_ints"):
+            return np.asarray(attr.value, np.int64)
+    return None
 
 
 def _scalar(v: ir.Value | None) -> float | None:
@@ -116,7 +129,9 @@ class _Rewriter:
         old = last.outputs[0]
         node = ir.node(op, inputs, attributes=attrs, name=self.name(f"{last.name or op}_{op}"))
         out = node.outputs[0]
-        out.dtype, out.shape = old.dtype, old.shape
+        if old.dtype is not None:  # an untyped value (a loaded function body) stays untyped
+            out.dtype = old.dtype
+        out.shape = old.shape
         self.graph.insert_before(last, node)
         ir.convenience.replace_all_uses_with(old, out, replace_graph_outputs=True)
         name = old.name  # the fused value keeps the name (graph outputs keep theirs)
