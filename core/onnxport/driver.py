@@ -376,12 +376,18 @@ class ImportPlan:
             return
         lines = []
         entries = []
+        # only backends already loaded are asked: loading another one imports its framework
+        # (seconds and a gigabyte for TensorFlow), too much to spend on an error message
+        unloaded = [b for b in self.registry.unloaded_backends() if b != self.backend]
         for (domain, op, opset), names in sorted(missing.items()):
             others = [
-                b for b in self.registry.backends_supporting(domain, op, 10**6) if b != self.backend
+                b for b in self.registry.backends_supporting(domain, op, 10**6, load=False)
+                if b != self.backend
             ]
             shown = ", ".join(repr(n) for n in names[:5]) + (" ..." if len(names) > 5 else "")
-            where = f"supported by: {', '.join(others)}" if others else "no installed backend supports it"
+            where = f"supported by: {', '.join(others)}" if others else "no loaded backend supports it"
+            if unloaded:
+                where += f" (not checked: {', '.join(unloaded)})"
             lines.append(f"  {domain or 'ai.onnx'}::{op} (opset {opset}) at nodes {shown}; {where}")
             entries.append((domain, op, opset, names))
         raise UnsupportedOpError(
