@@ -11,8 +11,6 @@ Each reason starts with how the case fails: ``[mismatch]`` (outputs differ) or `
 from __future__ import annotations
 
 EXPECTED_FAILURES: dict[str, str] = {
-    # -- export at the lowest supported opset (the testkit's opset13 export variants), measured
-    "export:lax.dim_as_value[symbolic-opset13]": "[AssertionError] at opset 13 a symbolic size exports as Shape with a start attribute (Shape-15's form), which the final opset check refuses; the sample then falls back to its static export, which holds no lax.dim_as_value (the exporter should slice the shape below opset 15)",
     # -- math, activations, reductions, casts (ops/import_: activation, binary, unary, reduce, cast ...)
     "test_gelu_default_1[float64]": "[mismatch] reference inaccuracy: onnxruntime has no float64 Gelu kernel, so onnx.reference is the reference, and its float64 Gelu is ~1.6e-8 off 0.5*x*(1+math.erf(x/sqrt(2))), which we match to 1e-16; float64 rtol is 1e-7",
     "test_gelu_default_2[float64]": "[mismatch] reference inaccuracy: onnxruntime has no float64 Gelu kernel, so onnx.reference is the reference, and its float64 Gelu is ~1.6e-8 off 0.5*x*(1+math.erf(x/sqrt(2))), which we match to 1e-16; float64 rtol is 1e-7",

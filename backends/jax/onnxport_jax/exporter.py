@@ -276,7 +276,11 @@ class _Converter:
         for name, (value, axis) in self.dim_inputs.items():
             key = (id(g), name)
             if key not in self._sym_cache:
-                shape = g.op("Shape", value, start=axis, end=axis + 1)
+                if g.opset >= 15:
+                    shape = g.op("Shape", value, start=axis, end=axis + 1)
+                else:  # Shape takes start/end from opset 15 on: slice the whole shape
+                    shape = g.op("Slice", g.op("Shape", value), g.const(np.asarray([axis], dtype=np.int64)),
+                                 g.const(np.asarray([axis + 1], dtype=np.int64)))
                 self._sym_cache[key] = SymDim(g, shape)
             env[name] = self._sym_cache[key]
         return env
