@@ -20,7 +20,6 @@ import onnx_ir as ir
 from onnxport.backend import Backend
 from onnxport.backend_parts import PackageNative
 from onnxport.driver import ImportPlan, iter_graphs
-from onnxport.errors import ConversionError
 from onnxport.inputs import input_spec
 from onnxport.layout import plan_program as plan_layout
 from onnxport.program import GraphCompiler
