@@ -299,8 +299,8 @@ class _Pass:
         progress = True
         while progress:
             progress = False
-            for t in list(self.graph):
-                if t.graph is None or t.op_type != "Transpose" or t.domain not in ("", "ai.onnx") or _perm(t) is None:
+            for t in [n for n in self.graph if n.op_type == "Transpose"]:
+                if t.graph is None or t.domain not in ("", "ai.onnx") or _perm(t) is None:
                     continue
                 for use in list(t.outputs[0].uses()):
                     user = use.node if hasattr(use, "node") else use[0]

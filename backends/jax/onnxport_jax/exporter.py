@@ -509,9 +509,11 @@ def _arg_specs(args: tuple[Any, ...], dynamic_shapes: Any) -> tuple[list[Any], d
     return out, {n: i for i, n in enumerate(names)}
 
 
-def trace(obj: Any, example_inputs: Any = (), *, params: Any = None, dynamic_shapes: Any = None) -> tuple[Any, list[str], int]:
-    """``(closed_jaxpr, param names, number of params)`` of the object on the example inputs."""
-    fn, params, takes = _as_function(obj, params)
+def trace(obj: Any, example_inputs: Any = (), *, params: Any = None, dynamic_shapes: Any = None,
+          prepared: tuple[Callable[..., Any], Any, bool] | None = None) -> tuple[Any, list[str], int]:
+    """``(closed_jaxpr, param names, number of params)`` of the object on the example inputs
+    (``prepared``: what :func:`_as_function` already gave for it, so a module is split once)."""
+    fn, params, takes = prepared if prepared is not None else _as_function(obj, params)
     args = example_inputs if isinstance(example_inputs, tuple) else (
         tuple(example_inputs) if isinstance(example_inputs, list) else (example_inputs,))
     specs, _ = _arg_specs(args, dynamic_shapes)
@@ -593,8 +595,8 @@ def export_model(
     if isinstance(obj, JaxModel):
         opts.input_names = opts.input_names or obj.input_names
         opts.output_names = opts.output_names or obj.output_names
-    fn, params, takes = _as_function(obj, params)
-    closed, names, n_params = trace(obj, example_inputs, params=params, dynamic_shapes=dynamic_shapes)
+    fn, params, takes = prepared = _as_function(obj, params)
+    closed, names, n_params = trace(obj, example_inputs, dynamic_shapes=dynamic_shapes, prepared=prepared)
     reg = registry()
     check_supported(closed, reg)
     g = JaxGraph(opset, name=getattr(fn, "__name__", type(obj).__name__).strip("<>") or "main_graph")
