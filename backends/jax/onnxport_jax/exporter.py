@@ -418,7 +418,7 @@ class _Converter:
                     continue
                 if not isinstance(val, ir.Value):
                     raise g.error(f"the primitive returned {type(val).__name__}, not a value")
-                if val.producer() is not None and val.producer() in g.nodes:
+                if g.owns(val.producer()):
                     self.annotate(val, var.aval)
                 env[var] = val
         return [read(v) for v in jaxpr.outvars]
@@ -536,7 +536,8 @@ def trace(obj: Any, example_inputs: Any = (), *, params: Any = None, dynamic_sha
 def check_supported(closed: Any, registry: Any) -> None:
     """Raise one error listing every primitive of the jaxpr (subjaxprs included) without an export primitive."""
     missing: dict[str, int] = {}
-    keys = [v for v in closed.jaxpr.invars if jax.dtypes.issubdtype(v.aval.dtype, jax.dtypes.prng_key)]
+    keys = [v for v in closed.jaxpr.invars if not isinstance(getattr(v.aval, "dtype", None), np.dtype)
+            and jax.dtypes.issubdtype(v.aval.dtype, jax.dtypes.prng_key)]  # numpy dtypes are no keys
     for eqn in _iter_eqns(closed.jaxpr):
         name = target_name(eqn.primitive)
         if eqn.primitive.name in RANDOM_PRIMITIVES or keys:
