@@ -455,10 +455,12 @@ def _as_function(obj: Any, params: Any) -> tuple[Callable[..., Any], Any, bool]:
     if _is_nnx_module(obj):
         from flax import nnx
 
-        graphdef, state = nnx.split(obj)
+        # the module's random-number state (an LSTM cell keeps its Rngs to draw initial carries)
+        # is no parameter: closed over, it is a constant, and a draw from it is refused when traced
+        graphdef, rngs, state = nnx.split(obj, nnx.RngState, ...)
 
         def apply_module(s: Any, *xs: Any) -> Any:
-            return nnx.merge(graphdef, s)(*xs)
+            return nnx.merge(graphdef, rngs, s)(*xs)
 
         return apply_module, state if params is None else params, True
     if not callable(obj):
