@@ -182,9 +182,23 @@ def readable(tensor: ir.TensorProtocol) -> bool:
 def read_array(tensor: ir.ExternalTensor) -> np.ndarray:
     """An external tensor (:func:`readable`) as a numpy array of its own: the file is read into it,
     never mapped (a mapping would tie the array to the file, and count its pages twice)."""
-    arr = np.empty(tuple(tensor.shape.numpy()), dtype=tensor.dtype.numpy())
+    arr = aligned_empty(tuple(tensor.shape.numpy()), tensor.dtype.numpy())
     read_external(tensor, memoryview(arr.reshape(-1).view(np.uint8)))
     return arr
+
+
+#: the alignment of arrays read from a file: a framework that adopts aligned host memory
+#: instead of copying it (JAX's ``device_put`` on CPU) then holds the weights once
+ALIGNMENT = 64
+
+
+def aligned_empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """An uninitialised C-contiguous array whose data starts on an :data:`ALIGNMENT` boundary."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
+    start = -raw.ctypes.data % ALIGNMENT
+    return raw[start:start + nbytes].view(dtype).reshape(shape)
 
 
 def read_external(tensor: ir.ExternalTensor, out: memoryview) -> None:
