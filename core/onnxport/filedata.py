@@ -16,6 +16,7 @@ import math
 import mmap
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -182,20 +183,55 @@ def readable(tensor: ir.TensorProtocol) -> bool:
 def read_array(tensor: ir.ExternalTensor) -> np.ndarray:
     """An external tensor (:func:`readable`) as a numpy array of its own: the file is read into it,
     never mapped (a mapping would tie the array to the file, and count its pages twice)."""
-    arr = np.empty(tuple(tensor.shape.numpy()), dtype=tensor.dtype.numpy())
+    arr = aligned_empty(tuple(tensor.shape.numpy()), tensor.dtype.numpy())
     read_external(tensor, memoryview(arr.reshape(-1).view(np.uint8)))
     return arr
+
+
+#: the alignment of arrays read from a file: a framework that adopts aligned host memory
+#: instead of copying it (JAX's ``device_put`` on CPU) then holds the weights once
+ALIGNMENT = 64
+
+
+def aligned_empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """An uninitialised C-contiguous array whose data starts on an :data:`ALIGNMENT` boundary."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(nbytes + ALIGNMENT, dtype=np.uint8)
+    start = -raw.ctypes.data % ALIGNMENT
+    return raw[start:start + nbytes].view(dtype).reshape(shape)
 
 
 def read_external(tensor: ir.ExternalTensor, out: memoryview) -> None:
     """Read an external tensor's bytes (checked at load) straight into ``out`` (its size)."""
     with open(tensor.path, "rb") as f:
         f.seek(tensor.offset or 0)
-        view = out.cast("B")
-        done = 0
-        while done < len(view):
-            n = f.readinto(view[done:])
-            if not n:
-                raise ModelError(f"external data of tensor {tensor.name!r}: the file {tensor.location!r} "
-                                 f"ends {len(view) - done} bytes early")
-            done += n
+        _fill(f, out.cast("B"), tensor)
+
+
+def _fill(f, view: memoryview, tensor: ir.ExternalTensor) -> None:
+    """Read ``len(view)`` bytes of ``f`` into ``view``."""
+    done = 0
+    while done < len(view):
+        n = f.readinto(view[done:])
+        if not n:
+            raise ModelError(f"external data of tensor {tensor.name!r}: the file {tensor.location!r} "
+                             f"ends {len(view) - done} bytes early")
+        done += n
+
+
+def read_row_blocks(tensor: ir.ExternalTensor, block_bytes: int = 16 << 20) -> Iterator[tuple[int, np.ndarray]]:
+    """An external tensor (:func:`readable`, at least 1-D) read in blocks of whole rows of its first
+    axis: ``(first_row, rows)`` pairs, ``rows`` one reused buffer of about ``block_bytes``, for a
+    framework that fills its own tensor piece by piece without holding the whole array twice."""
+    shape = tuple(int(d) for d in tensor.shape.numpy())
+    dtype = np.dtype(tensor.dtype.numpy())
+    row_bytes = max(1, math.prod(shape[1:]) * dtype.itemsize)
+    per_block = max(1, block_bytes // row_bytes)
+    buf = np.empty((min(per_block, shape[0]), *shape[1:]), dtype=dtype)
+    with open(tensor.path, "rb") as f:
+        f.seek(tensor.offset or 0)
+        for first in range(0, shape[0], per_block):
+            rows = buf[:min(per_block, shape[0] - first)]
+            _fill(f, memoryview(rows.reshape(-1).view(np.uint8)), tensor)
+            yield first, rows

@@ -20,6 +20,7 @@ import onnx_ir as ir
 from onnxport.backend import Backend
 from onnxport.backend_parts import PackageNative
 from onnxport.driver import ImportPlan, iter_graphs
+from onnxport.filedata import readable
 from onnxport.inputs import input_spec
 from onnxport.layout import plan_program as plan_layout
 from onnxport.program import GraphCompiler
@@ -54,8 +55,15 @@ class _Builder(GraphCompiler):
     fold_limit = _FOLD_LIMIT
     hoist_min = _HOIST_MIN
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.owned: set[int] = set()  # ids of initializer arrays read into buffers of their own
+
     def array_from_ir(self, tensor: Any) -> np.ndarray:
-        return dtypes.array_from_ir(tensor)  # turned into jax arrays inside the x64 scope
+        arr = dtypes.array_from_ir(tensor)  # turned into jax arrays inside the x64 scope
+        if readable(tensor):  # read from its file into an (aligned) array of its own
+            self.owned.add(id(arr))
+        return arr
 
 
 def _group(node: ir.Node) -> int:
@@ -83,8 +91,12 @@ def _model_needs_x64(graph: ir.Graph) -> bool:
     return False
 
 
-def _array(kind: str, name: str, arr: np.ndarray, narrow: bool) -> jax.Array:
-    return narrow_array(kind, name, arr) if narrow else jnp.asarray(arr)
+def _array(kind: str, name: str, arr: np.ndarray, narrow: bool, owned: bool = False) -> jax.Array:
+    if narrow:
+        return narrow_array(kind, name, arr)
+    # an array nobody else holds may be adopted without a copy (device_put aliases aligned host
+    # memory on CPU); any other is copied, so that later changes to it do not reach the model
+    return jax.device_put(arr) if owned else jnp.asarray(arr)
 
 
 def import_plan(plan: ImportPlan, **options: Any) -> JaxModel:
@@ -125,8 +137,11 @@ def import_plan(plan: ImportPlan, **options: Any) -> JaxModel:
             builder.static[v] = layout.lay_out(builder.static[v])
             program.hwio.discard(v)
     with jax.enable_x64(needs) if needs or narrow else contextlib.nullcontext():
-        params = {k: _array("initializer", k, a, narrow) for k, a in builder.params.items()}
-        state = {k: _array("initializer", k, a, narrow) for k, a in builder.state.items()}
+        # each host array is dropped once its device copy exists: the peak stays near one copy
+        params = {k: _array("initializer", k, a, narrow, id(a) in builder.owned)
+                  for k in list(builder.params) if (a := builder.params.pop(k)) is not None}
+        state = {k: _array("initializer", k, a, narrow, id(a) in builder.owned)
+                 for k in list(builder.state) if (a := builder.state.pop(k)) is not None}
         consts = {k: _array("folded constant", k, a, narrow) for k, a in hoisted.items()}
     info = {
         "inputs": [input_spec(v) for v in graph.inputs],

@@ -19,6 +19,7 @@ from onnxport.backend import Backend
 from onnxport.backend_parts import PackageNative
 from onnxport.driver import ImportPlan
 from onnxport.errors import ConversionError, InputError
+from onnxport.filedata import read_row_blocks, readable
 from onnxport.inputs import bind_inputs, check_shape
 from onnxport.layout import plan_program as plan_layout
 from onnxport.program import Env, GraphCompiler, Step, iter_steps
@@ -380,6 +381,28 @@ def _var_name(key: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.\-/]", "_", key) or "weight"
 
 
+#: weights at least this large that the model file holds as they are fill their variable from the
+#: file block by block (``tf.Variable(array)`` holds up to three copies of the array at once)
+_BLOCK_FILL_BYTES = 32 << 20
+
+
+def _variable(arrays: dict[str, np.ndarray], key: str, value: ir.Value, *, trainable: bool) -> tf.Variable:
+    """The variable of weight ``key``, taking its host array out of ``arrays`` (dropped here)."""
+    arr = arrays.pop(key)
+    tensor = value.const_value
+    if not (arr.nbytes >= _BLOCK_FILL_BYTES and arr.ndim >= 1 and readable(tensor)
+            and arr.dtype == np.dtype(tensor.dtype.numpy()) and arr.shape == tuple(tensor.shape.numpy())):
+        return tf.Variable(arr, trainable=trainable, name=_var_name(key))
+    shape, dtype = arr.shape, tf.as_dtype(arr.dtype)
+    del arr  # the file holds the same bytes: the variable is filled from it, one block at a time
+    var = tf.Variable(lambda: tf.zeros(shape, dtype), dtype=dtype, shape=shape, trainable=trainable,
+                      name=_var_name(key))
+    for first, rows in read_row_blocks(tensor):
+        tf.raw_ops.ResourceStridedSliceAssign(ref=var.handle, begin=[first], end=[first + len(rows)],
+                                              strides=[1], value=rows)
+    return var
+
+
 def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
     """Build the :class:`TfModel` for a prepared plan.
 
@@ -409,11 +432,12 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
         program.hwio.discard(v)
     variables: dict[str, tf.Variable] = {}
     var_values: dict[str, ir.Value] = {}
-    for key, arr in builder.params.items():
-        variables[key] = tf.Variable(arr, trainable=True, name=_var_name(key))
+    # each host array is dropped once its variable holds the values: the peak stays near one copy
+    for key in list(builder.params):
+        variables[key] = _variable(builder.params, key, builder.param_values[key], trainable=True)
         var_values[key] = builder.param_values[key]
-    for key, arr in builder.state.items():  # running statistics: updated in training, not trained
-        variables[key] = tf.Variable(arr, trainable=False, name=_var_name(key))
+    for key in list(builder.state):  # running statistics: updated in training, not trained
+        variables[key] = _variable(builder.state, key, builder.param_values[key], trainable=False)
         var_values[key] = builder.param_values[key]
     for key, v in hoisted.items():
         variables[key] = tf.Variable(builder.static.pop(v), trainable=False, name=_var_name(key))
