@@ -41,7 +41,8 @@ from .model import (  # noqa: F401  (JaxModel and the compiled-graph pieces, re-
     _x64_scope,
     is_static_result,
 )
-from .narrow import NarrowStep, check_program, narrow_array
+from .narrow import narrow_array
+from .narrow_steps import NarrowStep, check_program
 
 
 # -- building -----------------------------------------------------------------------------------

@@ -18,11 +18,14 @@ import onnx_ir as ir
 
 from onnxport.errors import ConversionError, InputError
 from onnxport.inputs import CallCheck, InputSpec, bind_inputs
+from onnxport.narrow import narrow_dtype
 from onnxport.program import Env, Step
 from onnxport.program import Program as _CoreProgram
 
 from . import dtypes, layout
 from .context import CALL, CallState, Mode, is_static
+from .narrow import narrow_input
+from .narrow import scope as narrow_scope
 
 _FOLD_LIMIT = 1 << 28  # elements; larger folded constants stay runtime computations
 #: folded constants of at least this many elements that feed runtime nodes are passed to the
@@ -205,9 +208,7 @@ class JaxModel:
         own setting is remembered: with it off, 64-bit inputs may come in their 32-bit form);
         ``jax.enable_x64(False)`` for a model that computes in 32 bits (:attr:`narrow`)."""
         if self._narrow:
-            from .narrow import scope
-
-            return scope()
+            return narrow_scope()
         return _x64_scope() if self._x64 else contextlib.nullcontext()
 
     # -- running ------------------------------------------------------------------------
@@ -381,8 +382,6 @@ class JaxModel:
 
     def _check_narrow_input(self, spec: InputSpec, x: Any, call: CallCheck, value: ir.Value | None) -> Any:
         """An input of a model computing in 32 bits: a 64-bit array narrowed if its values fit."""
-        from .narrow import narrow_dtype, narrow_input
-
         if not spec.is_tensor:
             elem = getattr(getattr(getattr(value, "type", None), "elem_type", None), "dtype", None)
             want = _np_dtype(elem)
