@@ -402,9 +402,10 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
         program.hwio = set()
     if options.get("fuse", True):
         fusion.fuse_conv_batch_norm(program)
+        fusion.fold_constant_pairs(program, builder.static)
     hoisted = builder.hoist(program)
-    held = set(builder.param_values.values()) | set(hoisted.values())
-    for v in [v for v in program.hwio if v not in held]:  # small constants: HWIO once, here
+    params = set(builder.param_values.values())
+    for v in [v for v in program.hwio if v not in params]:  # constants (held or not): HWIO once, here
         builder.static[v] = layout.lay_out(builder.static[v])
         program.hwio.discard(v)
     variables: dict[str, tf.Variable] = {}
