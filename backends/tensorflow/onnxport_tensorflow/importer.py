@@ -131,7 +131,9 @@ class TfModel(tf.Module):
     ``None``): one output comes back as a tensor, several as a tuple. :attr:`weights` maps
     initializer names to variables: trainable float weights (a shared initializer is one
     variable), non-trainable running statistics (BatchNormalization's mean and variance, which
-    training mode updates) and large non-trainable constants. ``tf.saved_model.save(model, path)`` writes a
+    training mode updates) and large non-trainable constants (folded from the graph, held in the
+    form the call reads them: a channels-last Conv's weight HWIO, a constant Conv weight with its
+    BatchNormalization folded in). ``tf.saved_model.save(model, path)`` writes a
     SavedModel whose loaded object is called the same way (positionally).
     """
 
