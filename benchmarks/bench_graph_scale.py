@@ -1,11 +1,12 @@
-"""Graph-scale benchmark: import time of long graphs into torch, against their size.
+"""Graph-scale benchmark: import time of long graphs, against their size.
 
 Chains of N ``Relu`` nodes, of N ``Add`` nodes each reading its own initializer, and N one-element
 initializers read by one ``Concat``: the import time (``onnxport.import_model``, one run after a
-warm-up) of N and 2N, and the ratio, which is 2.0 for an import linear in nodes + initializers.
-Not a pass/fail test::
+warm-up) of N, 2N, 4N ... (``--scales``), each time's ratio to N's (2.0, 4.0 ... for an import
+linear in nodes + initializers), seconds per 10,000, and the time of the first call of the
+imported model. Not a pass/fail test::
 
-    .venv/bin/python benchmarks/bench_graph_scale.py [--n 10000]
+    .venv/bin/python benchmarks/bench_graph_scale.py [--n 10000] [--scales 1,2,4] [--backend torch]
 """
 
 from __future__ import annotations
@@ -45,24 +46,40 @@ def concat(n: int) -> bytes:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)]).SerializeToString()
 
 
-def _time(data: bytes) -> float:
-    t = time.perf_counter()
-    onnxport.import_model(data, "torch")
-    return time.perf_counter() - t
+def _time(data: bytes, backend: str, size: int) -> tuple[float, float, float]:
+    """Seconds of the import (wall clock, and this process's CPU time: steadier on a shared
+    machine), and of the imported model's first call."""
+    t, c = time.perf_counter(), time.process_time()
+    model = onnxport.import_model(data, backend)
+    t1, c1 = time.perf_counter(), time.process_time()
+    x = np.ones((size,), np.float32)
+    if backend == "torch":
+        import torch
+
+        model(torch.from_numpy(x))
+    else:
+        model(x)
+    return t1 - t, c1 - c, time.perf_counter() - t1
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=10_000)
-    n = ap.parse_args().n
-    cases = {"Relu chain": lambda k: chain(k, "Relu"), "Add chain + inits": lambda k: chain(k, "Add"),
-             "inits -> Concat": concat}
-    for make in cases.values():
-        _time(make(3))  # warm-up: registry, first-call imports
-    print(f"{'graph':20} {'N':>7} {'s':>8} {'2N':>7} {'s':>8} {'ratio':>6} {'s per 10k':>10}")
-    for name, make in cases.items():
-        t1, t2 = _time(make(n)), _time(make(2 * n))
-        print(f"{name:20} {n:7d} {t1:8.2f} {2 * n:7d} {t2:8.2f} {t2 / t1:6.2f} {t1 / n * 10_000:10.2f}")
+    ap.add_argument("--scales", default="1,2", help="sizes as multiples of N")
+    ap.add_argument("--backend", default="torch")
+    args = ap.parse_args()
+    n, scales = args.n, [int(k) for k in args.scales.split(",")]
+    cases = {"Relu chain": (lambda k: chain(k, "Relu"), lambda k: 4),
+             "Add chain + inits": (lambda k: chain(k, "Add"), lambda k: 4),
+             "inits -> Concat": (concat, lambda k: k)}
+    for make, size in cases.values():
+        _time(make(3), args.backend, size(3))  # warm-up: registry, first-call imports
+    print(f"import into {args.backend}: wall seconds / CPU seconds (CPU ratio to N's); N's first call")
+    print(f"{'graph':20} " + " ".join(f"{k * n:>20}" for k in scales) + f" {'cpu s/10k':>10} {'1st call':>9}")
+    for name, (make, size) in cases.items():
+        times = [_time(make(k * n), args.backend, size(k * n)) for k in scales]
+        cells = " ".join(f"{t:6.2f} /{c:6.2f} ({c / times[0][1]:4.2f})" for t, c, _ in times)
+        print(f"{name:20} {cells} {times[0][1] / n * 10_000:10.2f} {times[0][2]:9.2f}", flush=True)
 
 
 if __name__ == "__main__":

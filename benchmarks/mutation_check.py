@@ -105,7 +105,7 @@ MUTANTS: list[Mutant] = [
            '        b = g.op("Mul", b, g.scalar(alpha, g.out_dtype()))\n    return g.op("Sub", b, a)\n',
            (generated("torch", "aten.sub.Tensor"),)),
     Mutant("jax-softmax-temperature", "jax Softmax of x / 1.0005", f"{JI}/softmax.py",
-           "        return jax.nn.softmax(x, axis=axis)\n", "        return jax.nn.softmax(x / 1.0005, axis=axis)\n",
+           "    e = jnp.exp(d)\n", "    e = jnp.exp(d / 1.0005)\n",
            (generated("jax", "Softmax"),)),
     Mutant("jax-matmul-scale", "jax MatMul output * (1 + 3e-4)", f"{JI}/linear.py",
            "    return jnp.matmul(a, b, precision=_HIGHEST, preferred_element_type=a.dtype)\n",

@@ -101,6 +101,10 @@ class Backend(abc.ABC):
         by the testkit through :meth:`run_variant` (default: none)."""
         return []
 
+    def variant_import_options(self, variant: str) -> dict[str, Any]:
+        """The import options a case is imported with for the backend's ``variant`` (default: none)."""
+        return {}
+
     def run_variant(self, variant: str, imported: Any, inputs: list[np.ndarray]) -> list[Any]:
         """Run an imported object on numpy inputs as the backend's ``variant`` (see
         :meth:`case_variants`) calls it; the outputs as numpy."""

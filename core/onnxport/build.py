@@ -58,6 +58,8 @@ def array_tensor(value: Any, name: str | None = None) -> Any:
 
 def is_tensor(value: Any) -> bool:
     """``isinstance(value, ir.TensorProtocol)``, answered by the concrete class first."""
+    if isinstance(value, (np.ndarray, np.generic, list, tuple, int, float)):
+        return False  # the common non-tensors, without the runtime protocol check
     return isinstance(value, ir.Tensor) or isinstance(value, ir.TensorProtocol)
 
 
@@ -113,7 +115,9 @@ class Builder:
         self.opset = opset
         self.name = name
         self.parent = parent
+        #: the nodes in order; add with :meth:`op`, take out with :meth:`remove_node`
         self.nodes: list[ir.Node] = []
+        self._node_set: set[ir.Node] = set()
         self.inputs: list[ir.Value] = []
         self.outputs: list[ir.Value] = []
         self.opset_imports: dict[str, int] = {"": opset} if parent is None else parent.opset_imports
@@ -178,7 +182,7 @@ class Builder:
             or value.is_initializer()
             or value in self.outputs
             or value in self.inputs
-            or (self.parent is not None and value.producer() not in self.nodes)
+            or (self.parent is not None and not self.owns(value.producer()))
             or value.name in self._initializers
         )
         if needs_copy:
@@ -235,7 +239,7 @@ class Builder:
 
     def ints(self, values: Sequence[Any] | ir.Value) -> ir.Value:
         """A 1-D int64 tensor from ints and 0-d/1-element int64 values (symbolic sizes)."""
-        if isinstance(values, ir.Value):
+        if not isinstance(values, (list, tuple)) and isinstance(values, ir.Value):
             return values
         if all(isinstance(v, (int, np.integer)) for v in values):
             return self.const(np.asarray(values, dtype=np.int64))
@@ -313,7 +317,17 @@ class Builder:
         if domain and domain not in self.opset_imports:
             self.opset_imports[domain] = 1
         self.nodes.append(node)
+        self._node_set.add(node)
         return node.outputs[0] if outputs == 1 else tuple(node.outputs)
+
+    def owns(self, node: ir.Node | None) -> bool:
+        """Whether ``node`` is one of this graph's nodes (in constant time)."""
+        return node is not None and node in self._node_set
+
+    def remove_node(self, node: ir.Node) -> None:
+        """Take a node this builder made out of its graph again (it must be unused)."""
+        self.nodes.remove(node)
+        self._node_set.discard(node)
 
     @contextlib.contextmanager
     def scope(self, name: str, metadata: Mapping[str, str] | None = None) -> Iterator[_Scope]:

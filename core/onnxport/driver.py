@@ -25,6 +25,8 @@ def iter_graphs(graph: ir.Graph) -> Iterator[ir.Graph]:
     """The graph and every subgraph inside it, outermost first."""
     yield graph
     for node in graph:
+        if not node.attributes:
+            continue
         for attr in node.attributes.values():
             if attr.type == ir.AttributeType.GRAPH:
                 yield from iter_graphs(attr.value)
@@ -99,6 +101,8 @@ def validate(model: ir.Model) -> None:
                         "node produces and which is neither a graph input nor an initializer "
                         "(missing initializer?)"
                     )
+        if _in_order(graph):
+            continue  # a valid order exists, so there is no cycle; sorting would change nothing
         try:
             graph.sort()
         except ValueError as exc:
@@ -106,6 +110,23 @@ def validate(model: ir.Model) -> None:
     for out in model.graph.outputs:
         if out.producer() is None and not out.is_graph_input() and not out.is_initializer():
             raise ModelError(f"graph output {out.name!r} is produced by no node")
+
+
+def _in_order(graph: ir.Graph) -> bool:
+    """Whether every node of ``graph`` comes after the nodes of ``graph`` that it reads from
+    (only checked for graphs without subgraphs, whose captures sorting also orders)."""
+    seen: set[ir.Node] = set()
+    for node in graph:
+        for attr in node.attributes.values():
+            if attr.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS):
+                return False
+        for v in node.inputs:
+            if v is not None:
+                producer = v.producer()
+                if producer is not None and producer not in seen:
+                    return False
+        seen.add(node)
+    return True
 
 
 # -- adaptation ---------------------------------------------------------------------------
@@ -196,10 +217,16 @@ def adapt(model: ir.Model, registry: Registry) -> bool:
     an adapter ran (the graph may need sorting again)."""
     local = {(f.domain, f.name) for f in model.functions.values()}
     adapted = False
+    #: (domain, op type) -> the version of its nodes when no adapter applies to them (one walk per op)
+    as_is: dict[tuple[str, str], int] = {}
     for graph in list(iter_model_graphs(model)):
         actx = AdaptContext(model, graph)
         for node in list(graph):
             if (node.domain, node.op_type) in local:
+                continue
+            known = as_is.get((node.domain, node.op_type))
+            if known is not None:
+                node.meta[VERSION_KEY] = known
                 continue
             domain = _spec.normalize_domain(node.domain)
             opset = model_opset(model, domain)
@@ -208,8 +235,11 @@ def adapt(model: ir.Model, registry: Registry) -> bool:
                 continue
             version = _spec.get_spec(node.op_type, opset, domain).since_version
             current = node
+            found = False
             while True:
                 adapter = registry.adapter(domain, current.op_type, version)
+                if adapter is not None:
+                    found = True
                 if adapter is None:
                     versions = _spec.versions(current.op_type, domain)
                     later = [v for v in versions if v > version]
@@ -234,6 +264,8 @@ def adapt(model: ir.Model, registry: Registry) -> bool:
                     continue
                 version = adapter.to_version
             current.meta[VERSION_KEY] = version
+            if not found:  # no adapter for this op at this opset: its other nodes get the same version
+                as_is[(node.domain, node.op_type)] = version
     return adapted
 
 
@@ -344,12 +376,18 @@ class ImportPlan:
             return
         lines = []
         entries = []
+        # only backends already loaded are asked: loading another one imports its framework
+        # (seconds and a gigabyte for TensorFlow), too much to spend on an error message
+        unloaded = [b for b in self.registry.unloaded_backends() if b != self.backend]
         for (domain, op, opset), names in sorted(missing.items()):
             others = [
-                b for b in self.registry.backends_supporting(domain, op, 10**6) if b != self.backend
+                b for b in self.registry.backends_supporting(domain, op, 10**6, load=False)
+                if b != self.backend
             ]
             shown = ", ".join(repr(n) for n in names[:5]) + (" ..." if len(names) > 5 else "")
-            where = f"supported by: {', '.join(others)}" if others else "no installed backend supports it"
+            where = f"supported by: {', '.join(others)}" if others else "no loaded backend supports it"
+            if unloaded:
+                where += f" (not checked: {', '.join(unloaded)})"
             lines.append(f"  {domain or 'ai.onnx'}::{op} (opset {opset}) at nodes {shown}; {where}")
             entries.append((domain, op, opset, names))
         raise UnsupportedOpError(

@@ -104,8 +104,9 @@ class ExportOptions:
         (:func:`onnxport.optimize.fold_batchnorm`); off by default, weights change value.
     :param functions: emit a module called more than once as one model-local function.
     :param fuse: rewrite decomposed layers into the ONNX ops that name them (layer norm ->
-        LayerNormalization, GELU -> Gelu, MatMul + bias -> Gemm; :mod:`onnxport.patterns`)
-        where the opset has them; ``None``: the exporter's default.
+        LayerNormalization, GELU -> Gelu, MatMul + bias -> Gemm, attention -> Attention, an
+        LSTM loop -> LSTM; :mod:`onnxport.patterns`), in the main graph, subgraphs and
+        functions, where the opset has them; ``None``: the exporter's default.
     :param input_names: names for the graph inputs, in order (``None`` or ``""``: keep).
     :param output_names: names for the graph outputs, in order.
     """

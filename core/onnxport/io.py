@@ -11,6 +11,7 @@ import onnx
 import onnx_ir as ir
 from google.protobuf.message import DecodeError
 
+from . import filedata as _filedata
 from . import progress as _progress
 from . import validate as _validate
 from .errors import ModelError, UnsafeModelError
@@ -50,8 +51,10 @@ def _all_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
 _MAX_NAME = 4096
 
 
-def check_external_data(model: onnx.ModelProto, base_dir: str | os.PathLike | None) -> None:
-    """Refuse external data that points outside the model's folder, or that is missing or short."""
+def check_external_data(model: onnx.ModelProto, base_dir: str | os.PathLike | None,
+                        own_file: Path | None = None) -> None:
+    """Refuse external data that points outside the model's folder, or that is missing or short
+    (``own_file``: the model's own file, whose weights an import reads in place)."""
     root = Path(base_dir).resolve() if base_dir is not None else None
     for tensor in _all_tensors(model):
         if tensor.data_location != onnx.TensorProto.EXTERNAL:
@@ -84,7 +87,7 @@ def check_external_data(model: onnx.ModelProto, base_dir: str | os.PathLike | No
             raise UnsafeModelError(f"{what}: resolves outside the model's folder {str(root)!r}")
         if not target.is_file():
             raise ModelError(f"{what}: {str(target)!r} is not a regular file")
-        if st.st_nlink > 1:
+        if st.st_nlink > 1 and target != own_file:
             raise UnsafeModelError(f"{what}: the file has {st.st_nlink} hard links; it may be a file from "
                                    "outside the model's folder")
         size = st.st_size
@@ -131,8 +134,12 @@ def _parse(data: bytes, origin: str) -> onnx.ModelProto:
     return proto
 
 
-def load_proto(source, base_dir: str | os.PathLike | None = None) -> tuple[onnx.ModelProto, str | None]:
-    """Parse a path, bytes or ModelProto into a checked ModelProto and its folder."""
+def load_proto(source, base_dir: str | os.PathLike | None = None,
+               in_place: bool = False) -> tuple[onnx.ModelProto, str | None]:
+    """Parse a path, bytes or ModelProto into a checked ModelProto and its folder; ``in_place``:
+    a file's large weights stay in the file, as external data read at import
+    (:mod:`onnxport.filedata`)."""
+    own_file = None
     if isinstance(source, onnx.ModelProto):
         proto, origin = source, "<ModelProto>"
     elif isinstance(source, (bytes, bytearray, memoryview)):
@@ -145,10 +152,13 @@ def load_proto(source, base_dir: str | os.PathLike | None = None) -> tuple[onnx.
             if size > _MAX_BYTES:
                 raise ModelError(f"{origin}: {size} bytes exceed protobuf's 2 GB limit; "
                                  "store the weights as external data")
-            data = path.read_bytes()
+            proto = _filedata.in_place_model(path) if in_place and base_dir is None else None
+            if proto is not None:
+                own_file = path.resolve()
+            else:
+                proto = _parse(path.read_bytes(), origin)
         except OSError as exc:
             raise ModelError(f"cannot read model file {origin!r}: {exc.strerror or exc}") from exc
-        proto = _parse(data, origin)
         base_dir = path.resolve().parent if base_dir is None else base_dir
     else:
         raise ModelError(f"cannot load a model from {type(source).__name__}")
@@ -156,11 +166,11 @@ def load_proto(source, base_dir: str | os.PathLike | None = None) -> tuple[onnx.
         proto = onnx.ModelProto()
         proto.CopyFrom(source)  # the caller's proto stays as it was
     _validate.check_model(proto)
-    check_external_data(proto, base_dir)
+    check_external_data(proto, base_dir, own_file)
     return proto, (str(base_dir) if base_dir is not None else None)
 
 
-def load(source, *, base_dir: str | os.PathLike | None = None) -> ir.Model:
+def load(source, *, base_dir: str | os.PathLike | None = None, in_place: bool = False) -> ir.Model:
     """Load a model from a path, bytes, a ``ModelProto`` or an ``onnx_ir.Model``.
 
     External data is read (memory-mapped) only from inside the model's folder. Raises
@@ -168,7 +178,7 @@ def load(source, *, base_dir: str | os.PathLike | None = None) -> ir.Model:
     """
     if isinstance(source, ir.Model):
         return source
-    proto, folder = load_proto(source, base_dir)
+    proto, folder = load_proto(source, base_dir, in_place)
     logger = logging.getLogger("onnx_ir")
     level = logger.level
     logger.setLevel(logging.ERROR)  # dangling inputs are reported by our validation instead

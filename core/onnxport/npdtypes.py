@@ -10,6 +10,8 @@ import ml_dtypes
 import numpy as np
 import onnx_ir as ir
 
+from .filedata import read_array, readable
+
 DT = ir.DataType
 
 #: every ONNX numeric element type as the numpy dtype that holds it exactly (no strings)
@@ -52,6 +54,6 @@ def array_from_ir(tensor: ir.TensorProtocol, want: np.dtype | None = None) -> np
     ``want``: the dtype numeric values are held in (default: :data:`NUMPY_DTYPES`)."""
     if tensor.dtype == DT.STRING:
         return np.asarray(tensor.numpy(), dtype=object)
-    arr = tensor.numpy()
+    arr = read_array(tensor) if readable(tensor) else tensor.numpy()  # external data: copied, not mapped
     want = NUMPY_DTYPES[tensor.dtype] if want is None else want
     return arr if arr.dtype == want else arr.astype(want)

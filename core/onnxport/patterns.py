@@ -17,7 +17,9 @@ them, where the model's opset has the op:
 - GELU -> ``Gelu`` (opset 20+): ``x * 0.5 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))``
   (``approximate="tanh"``), ``x * 0.5 * (1 + erf(x / sqrt(2)))`` and JAX's
   ``0.5 x * erfc(-x / sqrt(2))`` (written ``1 - erf``);
-- a 2-D ``MatMul`` plus a bias read by nothing else -> ``Gemm``.
+- a 2-D ``MatMul`` plus a bias read by nothing else -> ``Gemm``;
+- scaled dot-product attention -> ``Attention`` (opset 23+; :mod:`onnxport.patterns_attention`);
+- a Loop whose body is an LSTM step -> ``LSTM`` (:mod:`onnxport.patterns_lstm`).
 
 Numerics: the fused ops compute the same function; a layer norm's variance is computed as
 ``mean((x - m)^2)``, which equals the ``mean(x^2) - m^2`` form up to float rounding (the form
@@ -32,66 +34,20 @@ from collections.abc import Callable
 import numpy as np
 import onnx_ir as ir
 
-#: ops the fusions look through when a value is only reshaped to broadcast (keepdims forms)
-_RESHAPES = {"Reshape", "Unsqueeze", "Squeeze"}
-
-
-def _node(v: ir.Value | None, op: str | set[str]) -> ir.Node | None:
-    """The default-domain node of type ``op`` producing ``v``."""
-    if v is None:
-        return None
-    n = v.producer()
-    if n is None or n.domain not in ("", "ai.onnx"):
-        return None
-    return n if (n.op_type == op if isinstance(op, str) else n.op_type in op) else None
-
-
-def _const(v: ir.Value | None) -> np.ndarray | None:
-    if v is None or v.const_value is None:
-        return None
-    n = v.producer()
-    if n is not None and (n.op_type != "Constant" or n.domain):
-        return None
-    if n is None and not v.is_initializer():
-        return None
-    return v.const_value.numpy()
-
-
-def _scalar(v: ir.Value | None) -> float | None:
-    a = _const(v)
-    if a is None or a.size != 1 or a.dtype.kind not in "fiu":
-        return None
-    return float(a.reshape(()))
-
-
-def _is(v: ir.Value | None, value: float, rtol: float = 1e-3) -> bool:
-    s = _scalar(v)
-    return s is not None and math.isclose(s, value, rel_tol=rtol, abs_tol=1e-12)
-
-
-def _other(node: ir.Node, v: ir.Value) -> ir.Value | None:
-    """The operand of a binary ``node`` that is not ``v``."""
-    a, b = node.inputs[0], node.inputs[1]
-    return b if a is v else a if b is v else None
-
-
-def _peel(v: ir.Value) -> ir.Value:
-    """``v`` through Reshape / Unsqueeze / Squeeze nodes."""
-    while (n := _node(v, _RESHAPES)) is not None:
-        v = n.inputs[0]
-    return v
-
-
-def _dims(v: ir.Value) -> list | None:
-    return None if v.shape is None else list(v.shape)
-
-
-def _sole_use(v: ir.Value) -> ir.Node | None:
-    """The one node reading ``v`` (once), when ``v`` is no graph output."""
-    uses = list(v.uses())
-    if len(uses) != 1 or v.is_graph_output():
-        return None
-    return uses[0].node
+from .pattern_match import (
+    _const,
+    _dims,
+    _is,
+    _names,
+    _node,
+    _other,
+    _peel,
+    _Rewriter,
+    _scalar,
+    _sole_use,
+)
+from .patterns_attention import fuse_attention
+from .patterns_lstm import fuse_lstm
 
 
 def _reduce_axes(node: ir.Node, rank: int) -> tuple[int, ...] | None:
@@ -183,74 +139,6 @@ def _inv_std(v: ir.Value) -> tuple[ir.Value, float] | None:
         if eps is not None:
             return add.inputs[a], eps
     return None
-
-
-class _Rewriter:
-    def __init__(self, graph: ir.Graph, opset: int):
-        self.graph, self.opset = graph, opset
-        taken = set(graph.initializers) | {v.name for v in graph.inputs}
-        taken |= {o.name for n in graph for o in n.outputs}
-        self.taken = taken
-
-    def name(self, base: str) -> str:
-        name, i = base, 0
-        while name in self.taken:
-            i += 1
-            name = f"{base}_{i}"
-        self.taken.add(name)
-        return name
-
-    def initializer(self, base: str, arr: np.ndarray) -> ir.Value:
-        name = self.name(base)
-        v = ir.Value(name=name, type=ir.TensorType(ir.DataType.from_numpy(arr.dtype)), shape=ir.Shape(list(arr.shape)),
-                     const_value=ir.tensor(arr, name=name))
-        self.graph.register_initializer(v)
-        return v
-
-    def replace(self, last: ir.Node, op: str, inputs: list[ir.Value | None], **attrs) -> ir.Node:
-        """A node ``op`` computing ``last``'s output, placed before it; ``last`` and the nodes
-        only it read are removed later (dead)."""
-        old = last.outputs[0]
-        node = ir.node(op, inputs, attributes=attrs, name=self.name(f"{last.name or op}_{op}"))
-        out = node.outputs[0]
-        out.dtype, out.shape = old.dtype, old.shape
-        self.graph.insert_before(last, node)
-        ir.convenience.replace_all_uses_with(old, out, replace_graph_outputs=True)
-        name = old.name  # the fused value keeps the name (graph outputs keep theirs)
-        old.name = self.name(f"{name}_unfused")
-        out.name = name
-        return node
-
-    def param(self, v: ir.Value, shape: list, reshape_only: bool = False) -> ir.Value | None:
-        """``v`` as an array of ``shape`` (a layer's scale/bias broadcast with leading ones);
-        ``reshape_only``: only a value that Reshape nodes broadcast (per-channel statistics)."""
-        cand = v
-        while True:
-            if _dims(cand) == shape:
-                return cand
-            n = _node(cand, _RESHAPES)
-            if n is None:
-                break
-            cand = n.inputs[0]
-        a = _const(v)
-        if a is not None and a.size == int(np.prod(shape)) and not reshape_only:
-            return self.initializer(f"{v.name}_reshaped", a.reshape(shape))
-        return None
-
-    def dead(self) -> None:
-        changed = True
-        while changed:
-            changed = False
-            for node in reversed(list(self.graph)):
-                if all(not o.uses() and not o.is_graph_output() for o in node.outputs):
-                    self.graph.remove(node, safe=True)
-                    changed = True
-        used = {i for n in self.graph for i in n.inputs if i is not None}
-        for name, v in list(self.graph.initializers.items()):
-            if v not in used and not v.is_graph_output() and v not in self.graph.inputs and name in self.created:
-                del self.graph.initializers[name]
-
-    created: set[str] = set()
 
 
 def _fuse_layernorm(rw: _Rewriter) -> int:
@@ -537,21 +425,42 @@ FUSIONS: list[tuple[str, int, Callable[[_Rewriter], int]]] = [
     ("Gelu", 20, _fuse_gelu),
     ("Softmax", 13, _fuse_softmax),
     ("Gemm", 13, _fuse_gemm),
+    ("Attention", 23, fuse_attention),
+    ("LSTM", 14, fuse_lstm),
 ]
 
 
+
+
+
+
+
+
 def fuse_patterns(model: ir.Model) -> dict[str, int]:
-    """Rewrite the patterns of :data:`FUSIONS` in the main graph of ``model`` (in place), each
-    where the model's default-domain opset has the op; returns how many of each were fused."""
+    """Rewrite the patterns of :data:`FUSIONS` in ``model`` (in place): its main graph, every
+    subgraph (If branches, Loop and Scan bodies, nested ones too) and the bodies of its
+    model-local functions, each where the default-domain opset (the function's own, for a
+    function) has the op; returns how many of each were fused."""
     opset = model.opset_imports.get("", 0)
-    rw = _Rewriter(model.graph, opset)
-    rw.created = set()
-    stats = {}
-    for name, since, fuse in FUSIONS:
-        if opset >= since:
-            before = set(model.graph.initializers)
-            stats[name] = fuse(rw)
-            rw.created |= set(model.graph.initializers) - before
-    if any(stats.values()):
-        rw.dead()
+    taken = _names(model.graph)
+    # inner graphs first: a fusion of a Loop (LSTM) detaches its body
+    graphs: list[tuple[ir.Graph, int, bool]] = [(g, opset, False) for g in reversed(list(model.graph.subgraphs()))]
+    graphs.append((model.graph, opset, True))
+    for f in model.functions.values():
+        taken |= _names(f.graph)
+        fopset = f.opset_imports.get("", opset)
+        graphs += [(g, fopset, False) for g in (*reversed(list(f.graph.subgraphs())), f.graph)]
+    stats = {name: 0 for name, since, _ in FUSIONS if any(o >= since for _, o, _ in graphs)}
+    for graph, graph_opset, main in graphs:
+        rw = _Rewriter(graph, graph_opset, taken, main)
+        rw.created = set()
+        for name, since, fuse in FUSIONS:
+            if graph_opset < since:
+                continue
+            before = set(graph.initializers)
+            found = fuse(rw)
+            stats[name] += found
+            rw.created |= set(graph.initializers) - before
+            if found:
+                rw.dead()  # later fusions see the fused graph (a value's uses no longer count the old form)
     return stats

@@ -621,9 +621,17 @@ class Registry:
     def adapters(self) -> list[Adapter]:
         return sorted(self._adapters.values(), key=lambda a: (a.domain, a.op_type, a.from_version))
 
-    def backends_supporting(self, domain: str, op_type: str, version: int) -> list[str]:
-        self.load()
-        return sorted(b for b in self._imports if self.find_import(b, domain, op_type, version))
+    def backends_supporting(self, domain: str, op_type: str, version: int, *,
+                            load: bool = True) -> list[str]:
+        """The backends with an import primitive for the op; ``load=False`` asks only the loaded ones."""
+        if load:
+            self.load()
+        names = [b for b in self._imports if load or self.is_loaded(b)]
+        return sorted(b for b in names if self.find_import(b, domain, op_type, version))
+
+    def unloaded_backends(self) -> list[str]:
+        """Installed backends whose primitive packages have not been imported yet."""
+        return sorted(b for b in self._pending if self._pending[b])
 
 
 #: What a plugin's ``onnxport_register`` hook receives.

@@ -20,6 +20,9 @@ DEFAULT_BETA = {"ScaledTanh": 1.0, "HardSigmoid": 0.5, "Affine": 0.0}
 
 Cell = Callable[[Any, tuple], tuple]
 
+#: the gate blocks of ONNX's LSTM weights (W, R, B), in order
+LSTM_GATES = ("i", "o", "f", "c")
+
 
 def num_directions(direction: str) -> int:
     return 2 if direction == "bidirectional" else 1

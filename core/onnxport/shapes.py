@@ -95,23 +95,27 @@ def _merge(model: ir.Model, inferred: onnx.ModelProto) -> None:
             for v in node.outputs:
                 if v.name:
                     values.setdefault(v.name, v)
+    parsed: dict[bytes, tuple[tuple[int | str | None, ...] | None, ir.DataType | None]] = {}
     for g in _graphs(inferred.graph):
         for vi in (*g.input, *g.value_info, *g.output):
             v = values.get(vi.name)
             if v is None or not vi.type.HasField("tensor_type"):
                 continue
-            # read the tensor type straight from the proto: deserializing a whole value per
-            # value_info costs most of the import of a long graph; most values are unchanged
-            tt = vi.type.tensor_type
-            if tt.HasField("shape"):
-                dims = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
-                             for d in tt.shape.dim)
-                if v.shape is None or _dims(v.shape) != dims:
-                    v.shape = ir.Shape(dims)
-            if tt.elem_type:
-                dtype = ir.DataType(tt.elem_type)
-                if dtype != v.dtype:
-                    v.dtype = dtype
+            # read the tensor type straight from the proto, each distinct type once (most values
+            # of a long graph share a few types): deserializing a value per value_info costs most
+            # of the import of a long graph
+            key = vi.type.tensor_type.SerializeToString()
+            found = parsed.get(key)
+            if found is None:
+                tt = vi.type.tensor_type
+                dims = (tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tt.shape.dim)
+                        if tt.HasField("shape") else None)
+                found = parsed[key] = (dims, ir.DataType(tt.elem_type) if tt.elem_type else None)
+            dims, dtype = found
+            if dims is not None and (v.shape is None or _dims(v.shape) != dims):
+                v.shape = ir.Shape(dims)
+            if dtype is not None and dtype != v.dtype:
+                v.dtype = dtype
 
 
 def _dims(shape: ir.Shape) -> tuple[int | str | None, ...]:

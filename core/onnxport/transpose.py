@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 import onnx_ir as ir
 
+from .build import array_tensor
+
 #: elementwise ops whose every input is data (broadcast against the output)
 _ELEMENTWISE = {
     "Abs", "Acos", "Acosh", "Add", "And", "Asin", "Asinh", "Atan", "Atanh", "BitShift", "BitwiseAnd",
@@ -76,20 +78,24 @@ class _Pass:
         self.graph = graph
         self.opset = opset
         self.changes = 0
+        self._counters: dict[str, int] = {}  # per name base: where _fresh's next probe starts
 
     # -- helpers -----------------------------------------------------------------------------------
     def _fresh(self, base: str) -> str:
-        taken = self._taken
-        name, i = base, 0
+        taken, counters = self._taken, self._counters
+        name, i = base, counters.get(base, 0)
+        if i:
+            name = f"{base}_{i}"
         while name in taken:
             i += 1
             name = f"{base}_{i}"
+        counters[base] = i + 1  # the next probe of this base starts past the names it gave
         taken.add(name)
         return name
 
     def _const(self, arr: np.ndarray, before: ir.Node) -> ir.Value:
-        tensor = ir.tensor(arr)
-        node = ir.Node("", "Constant", [], attributes=ir.convenience.convert_attributes({"value": tensor}),
+        tensor = array_tensor(np.asarray(arr))
+        node = ir.Node("", "Constant", [], attributes=[ir.AttrTensor("value", tensor)],
                        name=self._fresh("transposed_constant"))
         out = node.outputs[0]
         out.name = self._fresh("transposed_constant")
@@ -297,10 +303,13 @@ class _Pass:
         self._taken |= set(self.graph.initializers)
         self._taken |= {n.name for n in self.graph if n.name}
         progress = True
+        #: (Transpose, user, what the user reads) of pushes that failed: while none of it changes,
+        #: the next pass fails the same way and need not try (the objects are held, ids stay unique)
+        failed: set[tuple[Any, ...]] = set()
         while progress:
             progress = False
-            for t in list(self.graph):
-                if t.graph is None or t.op_type != "Transpose" or t.domain not in ("", "ai.onnx") or _perm(t) is None:
+            for t in [n for n in self.graph if n.op_type == "Transpose"]:
+                if t.graph is None or t.domain not in ("", "ai.onnx") or _perm(t) is None:
                     continue
                 for use in list(t.outputs[0].uses()):
                     user = use.node if hasattr(use, "node") else use[0]
@@ -309,7 +318,14 @@ class _Pass:
                     if user.op_type == "Transpose" and user.domain in ("", "ai.onnx"):
                         progress |= self.compose(t, user)
                     else:
-                        progress |= self.push_through(t, user)
+                        key = (t, user, *user.inputs,
+                               *(None if v is None else (v.producer(), None if v.shape is None else tuple(v.shape)) for v in user.inputs))
+                        if key in failed:
+                            continue
+                        moved = self.push_through(t, user)
+                        if not moved:
+                            failed.add(key)
+                        progress |= moved
                 if not t.outputs[0].uses() and not t.outputs[0].is_graph_output() and t.graph is not None:
                     self.graph.remove(t, safe=True)
         self.fold_conv_bias()
@@ -377,7 +393,8 @@ def _set_type(v: ir.Value, dtype: ir.DataType | None, shape: Any) -> None:
         return
     v.dtype = dtype
     if shape is not None:
-        v.shape = shape if isinstance(shape, ir.Shape) else ir.Shape(list(shape))
+        v.shape = ir.Shape(shape) if isinstance(shape, (list, tuple)) else (
+            shape if isinstance(shape, ir.Shape) else ir.Shape(list(shape)))
 
 
 def _result_dtype(node: ir.Node) -> ir.DataType | None:

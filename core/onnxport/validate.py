@@ -6,6 +6,7 @@ Run by :func:`onnxport.io.load_proto` on every path, bytes or proto. Every probl
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator
 
@@ -181,45 +182,61 @@ def _check_text(node: onnx.NodeProto, where: str) -> None:
         raise ModelError(f"a node in {where} has a name, op type or domain that is not valid UTF-8: {bad[:80]!r}")
 
 
+def _label(node: onnx.NodeProto) -> str:
+    return f"node {node.name or '<unnamed>'!r} ({node.domain or 'ai.onnx'}::{node.op_type})"
+
+
+@functools.lru_cache(maxsize=4096)
+def _schema_facts(op_type: str, version: int, domain: str) -> tuple[int, int, int, int, int, dict[str, int]] | None:
+    """since_version, input and output counts and attribute types of a schema (None: onnx has none);
+    asked once per op and opset (reading a schema's attributes builds them anew each time)."""
+    try:
+        schema = onnx.defs.get_schema(op_type, version, domain)
+    except onnx.defs.SchemaError:
+        return None
+    return (schema.since_version, schema.min_input, schema.max_input, schema.min_output, schema.max_output,
+            {k: int(a.type) for k, a in schema.attributes.items()})
+
+
 def _check_attributes(node: onnx.NodeProto, opsets: dict[str, int], in_function: bool, where: str) -> None:
     _check_text(node, where)
-    label = f"node {node.name or '<unnamed>'!r} ({node.domain or 'ai.onnx'}::{node.op_type}) in {where}"
-    names = [a.name for a in node.attribute]
-    dupes = sorted({n for n in names if names.count(n) > 1})
-    if dupes:
-        raise ModelError(f"{label} has attribute {dupes[0]!r} more than once")
-    for attr in node.attribute:
-        if attr.ref_attr_name and not in_function:
-            raise ModelError(f"{label}: attribute {attr.name!r} refers to {attr.ref_attr_name!r}, but attribute "
-                             "references are only allowed inside a function")
+    attrs = node.attribute
+    if attrs:
+        names = [a.name for a in attrs]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ModelError(f"{_label(node)} in {where} has attribute {dupes[0]!r} more than once")
+        for attr in attrs:
+            if attr.ref_attr_name and not in_function:
+                raise ModelError(f"{_label(node)} in {where}: attribute {attr.name!r} refers to {attr.ref_attr_name!r}, "
+                                 "but attribute references are only allowed inside a function")
     domain = "" if node.domain in DEFAULT_DOMAINS else node.domain
     if domain not in ("", "ai.onnx.ml") or domain not in opsets:
         return
-    try:
-        schema = onnx.defs.get_schema(node.op_type, opsets[domain], domain)
-    except onnx.defs.SchemaError:
+    facts = _schema_facts(node.op_type, opsets[domain], domain)
+    if facts is None:
         return
+    since, min_in, max_in, min_out, max_out, types = facts
     n_in = len(node.input)
     while n_in and not node.input[n_in - 1]:
         n_in -= 1  # trailing empty names are omitted optional inputs
-    if not schema.min_input <= n_in <= schema.max_input:
-        raise ModelError(f"{label} has {n_in} inputs; {node.op_type}-{schema.since_version} takes "
-                         f"{schema.min_input} to {schema.max_input}")
-    if not schema.min_output <= len(node.output) <= schema.max_output:
-        raise ModelError(f"{label} has {len(node.output)} outputs; {node.op_type}-{schema.since_version} "
-                         f"gives {schema.min_output} to {schema.max_output}")
-    for attr in node.attribute:
+    if not min_in <= n_in <= max_in:
+        raise ModelError(f"{_label(node)} in {where} has {n_in} inputs; {node.op_type}-{since} takes "
+                         f"{min_in} to {max_in}")
+    if not min_out <= len(node.output) <= max_out:
+        raise ModelError(f"{_label(node)} in {where} has {len(node.output)} outputs; {node.op_type}-{since} "
+                         f"gives {min_out} to {max_out}")
+    for attr in attrs:
         if attr.ref_attr_name:
             continue
-        spec = schema.attributes.get(attr.name)
-        if spec is None:
+        want = types.get(attr.name)
+        if want is None:
             continue  # unknown attributes are reported by the driver with the op's version
-        want = int(spec.type)
         got = attr.type if attr.type != AttributeProto.UNDEFINED else _set_type(attr)
         if got != want:
             raise ModelError(
-                f"{label}: attribute {attr.name!r} is {AttributeProto.AttributeType.Name(got)}, "
-                f"{node.op_type}-{schema.since_version} defines it as {AttributeProto.AttributeType.Name(want)}"
+                f"{_label(node)} in {where}: attribute {attr.name!r} is {AttributeProto.AttributeType.Name(got)}, "
+                f"{node.op_type}-{since} defines it as {AttributeProto.AttributeType.Name(want)}"
             )
 
 
@@ -276,17 +293,18 @@ def _check_graph(graph: onnx.GraphProto, opsets: dict[str, int], where: str, in_
         raise ModelError(f"{where}: an initializer has an empty name")
     produced: set[str] = set(inputs) | set(inits)
     for node in graph.node:
-        label = f"node {node.name or '<unnamed>'!r} ({node.domain or 'ai.onnx'}::{node.op_type})"
         for out in node.output:
             if not out:
                 continue
             if out in produced:
-                raise ModelError(f"{where}: value {out!r} is produced twice ({label} and an earlier node or input)")
+                raise ModelError(f"{where}: value {out!r} is produced twice ({_label(node)} and an earlier node or input)")
             produced.add(out)
         _check_attributes(node, opsets, in_function, where)
-        _check_body(node, label)
-        for g in _subgraphs(node):
-            _check_graph(g, opsets, f"subgraph {g.name!r} of {label}", in_function, outer | produced)
+        if node.attribute:  # bodies and subgraphs are attributes
+            label = _label(node)
+            _check_body(node, label)
+            for g in _subgraphs(node):
+                _check_graph(g, opsets, f"subgraph {g.name!r} of {label}", in_function, outer | produced)
 
 
 def _check_functions(model: onnx.ModelProto, opsets: dict[str, int]) -> None:

@@ -166,7 +166,8 @@ def run_node_case(backend_name: str, case: NodeCase, variant: str | None = None)
             backend = backend_object(backend_name)
             if variant not in backend.case_variants(case.model):
                 raise ValueError(f"unknown node-case variant {variant!r}")
-            imported = onnxport.import_model(case.model, backend=backend_name)
+            imported = onnxport.import_model(case.model, backend=backend_name,
+                                             **backend.variant_import_options(variant))
             actual = backend.run_variant(variant, imported, inputs)
             compare_with_reference(case.model, inputs, expected, source, actual,
                                    import_tolerances(backend_name, case.ops))

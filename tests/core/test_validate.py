@@ -19,6 +19,19 @@ def test_cycle_is_reported(relu_model):
         onnxport.prepare(model)
 
 
+def test_a_node_reading_its_own_output_is_a_cycle():
+    nodes = [helper.make_node("Add", ["x", "a"], ["a"], name="loop")]
+    model = make_model(nodes, [tensor_info("x", [1])], [tensor_info("a", [1])])
+    with pytest.raises(ModelError, match="cycle"):
+        onnxport.prepare(model)
+
+
+def test_nodes_listed_out_of_order_are_sorted():
+    nodes = [helper.make_node("Neg", ["a"], ["y"], name="second"), helper.make_node("Relu", ["x"], ["a"], name="first")]
+    plan = onnxport.prepare(make_model(nodes, [tensor_info("x", [1])], [tensor_info("y", [1])]))
+    assert [n.name for n in plan.model.graph] == ["first", "second"]
+
+
 def test_missing_initializer_names_node_and_value():
     model = make_model([helper.make_node("Add", ["x", "bias"], ["y"], name="add_bias")],
                        [tensor_info("x", [2])], [tensor_info("y", [2])])

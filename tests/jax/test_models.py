@@ -227,8 +227,12 @@ def test_int64_is_never_truncated_silently() -> None:
     a32 = np.array([2**30, -5], np.int32)
     c, _ = jax.jit(model.apply)(model.params, a32, a32)
     np.testing.assert_array_equal(np.asarray(c).astype(np.int64), a32.astype(np.int64) * 2)
+    # x64=False computes in 32 bits (tests/jax/test_x64_narrow.py): a value that needs 64 bits is refused
+    big = helper.make_tensor("big", TensorProto.INT64, [2], [2**40, 1])
+    wide = _model([helper.make_node("Add", ["a", "big"], ["c"])], [_vi("a", TensorProto.INT64, [2])],
+                  [_vi("c", TensorProto.INT64, [2])], [big])
     with pytest.raises(ConversionError, match="jax_enable_x64"):
-        onnxport.import_model(_int64_model(), backend="jax", x64=False)
+        onnxport.import_model(wide, backend="jax", x64=False)
 
 
 def test_wrong_input_dtype_is_refused(mlp) -> None:

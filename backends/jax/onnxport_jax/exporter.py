@@ -276,7 +276,11 @@ class _Converter:
         for name, (value, axis) in self.dim_inputs.items():
             key = (id(g), name)
             if key not in self._sym_cache:
-                shape = g.op("Shape", value, start=axis, end=axis + 1)
+                if g.opset >= 15:
+                    shape = g.op("Shape", value, start=axis, end=axis + 1)
+                else:  # Shape takes start/end from opset 15 on: slice the whole shape
+                    shape = g.op("Slice", g.op("Shape", value), g.const(np.asarray([axis], dtype=np.int64)),
+                                 g.const(np.asarray([axis + 1], dtype=np.int64)))
                 self._sym_cache[key] = SymDim(g, shape)
             env[name] = self._sym_cache[key]
         return env
@@ -414,7 +418,7 @@ class _Converter:
                     continue
                 if not isinstance(val, ir.Value):
                     raise g.error(f"the primitive returned {type(val).__name__}, not a value")
-                if val.producer() is not None and val.producer() in g.nodes:
+                if g.owns(val.producer()):
                     self.annotate(val, var.aval)
                 env[var] = val
         return [read(v) for v in jaxpr.outvars]
@@ -451,10 +455,12 @@ def _as_function(obj: Any, params: Any) -> tuple[Callable[..., Any], Any, bool]:
     if _is_nnx_module(obj):
         from flax import nnx
 
-        graphdef, state = nnx.split(obj)
+        # the module's random-number state (an LSTM cell keeps its Rngs to draw initial carries)
+        # is no parameter: closed over, it is a constant, and a draw from it is refused when traced
+        graphdef, rngs, state = nnx.split(obj, nnx.RngState, ...)
 
         def apply_module(s: Any, *xs: Any) -> Any:
-            return nnx.merge(graphdef, s)(*xs)
+            return nnx.merge(graphdef, rngs, s)(*xs)
 
         return apply_module, state if params is None else params, True
     if not callable(obj):
@@ -505,9 +511,11 @@ def _arg_specs(args: tuple[Any, ...], dynamic_shapes: Any) -> tuple[list[Any], d
     return out, {n: i for i, n in enumerate(names)}
 
 
-def trace(obj: Any, example_inputs: Any = (), *, params: Any = None, dynamic_shapes: Any = None) -> tuple[Any, list[str], int]:
-    """``(closed_jaxpr, param names, number of params)`` of the object on the example inputs."""
-    fn, params, takes = _as_function(obj, params)
+def trace(obj: Any, example_inputs: Any = (), *, params: Any = None, dynamic_shapes: Any = None,
+          prepared: tuple[Callable[..., Any], Any, bool] | None = None) -> tuple[Any, list[str], int]:
+    """``(closed_jaxpr, param names, number of params)`` of the object on the example inputs
+    (``prepared``: what :func:`_as_function` already gave for it, so a module is split once)."""
+    fn, params, takes = prepared if prepared is not None else _as_function(obj, params)
     args = example_inputs if isinstance(example_inputs, tuple) else (
         tuple(example_inputs) if isinstance(example_inputs, list) else (example_inputs,))
     specs, _ = _arg_specs(args, dynamic_shapes)
@@ -530,7 +538,8 @@ def trace(obj: Any, example_inputs: Any = (), *, params: Any = None, dynamic_sha
 def check_supported(closed: Any, registry: Any) -> None:
     """Raise one error listing every primitive of the jaxpr (subjaxprs included) without an export primitive."""
     missing: dict[str, int] = {}
-    keys = [v for v in closed.jaxpr.invars if jax.dtypes.issubdtype(v.aval.dtype, jax.dtypes.prng_key)]
+    keys = [v for v in closed.jaxpr.invars if not isinstance(getattr(v.aval, "dtype", None), np.dtype)
+            and jax.dtypes.issubdtype(v.aval.dtype, jax.dtypes.prng_key)]  # numpy dtypes are no keys
     for eqn in _iter_eqns(closed.jaxpr):
         name = target_name(eqn.primitive)
         if eqn.primitive.name in RANDOM_PRIMITIVES or keys:
@@ -589,8 +598,8 @@ def export_model(
     if isinstance(obj, JaxModel):
         opts.input_names = opts.input_names or obj.input_names
         opts.output_names = opts.output_names or obj.output_names
-    fn, params, takes = _as_function(obj, params)
-    closed, names, n_params = trace(obj, example_inputs, params=params, dynamic_shapes=dynamic_shapes)
+    fn, params, takes = prepared = _as_function(obj, params)
+    closed, names, n_params = trace(obj, example_inputs, dynamic_shapes=dynamic_shapes, prepared=prepared)
     reg = registry()
     check_supported(closed, reg)
     g = JaxGraph(opset, name=getattr(fn, "__name__", type(obj).__name__).strip("<>") or "main_graph")

@@ -20,7 +20,6 @@ import onnx_ir as ir
 from onnxport.backend import Backend
 from onnxport.backend_parts import PackageNative
 from onnxport.driver import ImportPlan, iter_graphs
-from onnxport.errors import ConversionError
 from onnxport.inputs import input_spec
 from onnxport.layout import plan_program as plan_layout
 from onnxport.program import GraphCompiler
@@ -41,6 +40,7 @@ from .model import (  # noqa: F401  (JaxModel and the compiled-graph pieces, re-
     _x64_scope,
     is_static_result,
 )
+from .narrow import NarrowStep, check_program, narrow_array
 
 
 # -- building -----------------------------------------------------------------------------------
@@ -83,45 +83,51 @@ def _model_needs_x64(graph: ir.Graph) -> bool:
     return False
 
 
+def _array(kind: str, name: str, arr: np.ndarray, narrow: bool) -> jax.Array:
+    return narrow_array(kind, name, arr) if narrow else jnp.asarray(arr)
+
+
 def import_plan(plan: ImportPlan, **options: Any) -> JaxModel:
     """Build the :class:`JaxModel` for a prepared plan.
 
     Options: ``trainable="auto"|"all"|"none"`` (which float initializers become params),
-    ``x64="auto"|True|False`` (64-bit types: enabled in the model's own scope when needed, or
-    refused with an error unless ``jax_enable_x64`` is on), ``training=False``, ``seed=None``
-    (starts the key sequence ``model(...)`` draws per-call PRNG keys from),
+    ``x64="auto"|True|False`` (64-bit types: ``"auto"`` runs a model that has them in its own
+    ``jax.enable_x64(True)`` scope, exactly; ``False`` follows ``jax_enable_x64``, and with it off
+    at import computes them in 32 bits as JAX does (:mod:`onnxport_jax.narrow`), refusing a value
+    that needs 64 bits with :class:`~onnxport_jax.narrow.NeedsX64Error`), ``training=False``,
+    ``seed=None`` (starts the key sequence ``model(...)`` draws per-call PRNG keys from),
     ``channels_last=True`` (run 4-D image activations NHWC inside ``apply``, see
     :mod:`onnxport_jax.layout`; inputs, outputs and params keep their ONNX shapes either way).
     """
     options = {**plan.options, **options}
     graph = plan.model.graph
     x64_opt = options.get("x64", "auto")
-    needs = _model_needs_x64(graph) or x64_opt is True
-    if needs and x64_opt is False and not jax.config.jax_enable_x64:
-        raise ConversionError(
-            "the model holds 64-bit values (int64/float64), which JAX truncates unless "
-            "jax_enable_x64 is on; enable it (jax.config.update('jax_enable_x64', True)) or "
-            "import with x64='auto'"
-        )
+    wide = _model_needs_x64(graph)
+    narrow = wide and x64_opt is False and not jax.config.jax_enable_x64
+    needs = (wide or x64_opt is True) and not narrow
     builder = _Builder(plan, options, Mode())
-    scope = jax.enable_x64(True) if needs else contextlib.nullcontext()
-    with scope:
+    if narrow:
+        builder.step_cls = NarrowStep  # folds exactly in 64 bits, narrows what runtime nodes read
+    with jax.enable_x64(True) if needs or narrow else contextlib.nullcontext():
         builder.collect_initializers()
         builder.mode.training = bool(options.get("training", False))
         program = builder.compile(graph)
+        if narrow:
+            check_program(program, builder.static)
         if options.get("channels_last", True):
             plan_layout(plan, program, static=builder.static, params=set(builder.param_values.values()))
         else:
             program.hwio = set()
-        params = {k: jnp.asarray(a) for k, a in builder.params.items()}
-        state = {k: jnp.asarray(a) for k, a in builder.state.items()}
         const_values = builder.hoist(program)
         hoisted = {k: builder.static[v] for k, v in const_values.items()}
         held = set(builder.param_values.values()) | set(const_values.values())
         for v in [v for v in program.hwio if v not in held]:  # small constants: HWIO once, here
             builder.static[v] = layout.lay_out(builder.static[v])
             program.hwio.discard(v)
-        consts = {k: jnp.asarray(a) for k, a in hoisted.items()}
+    with jax.enable_x64(needs) if needs or narrow else contextlib.nullcontext():
+        params = {k: _array("initializer", k, a, narrow) for k, a in builder.params.items()}
+        state = {k: _array("initializer", k, a, narrow) for k, a in builder.state.items()}
+        consts = {k: _array("folded constant", k, a, narrow) for k, a in hoisted.items()}
     info = {
         "inputs": [input_spec(v) for v in graph.inputs],
         "outputs": [v.name for v in graph.outputs],
@@ -129,11 +135,14 @@ def import_plan(plan: ImportPlan, **options: Any) -> JaxModel:
     }
     seed = options.get("seed")
     return JaxModel(program, params, builder.param_values, builder.static, info, builder.mode, needs,
-                    consts, const_values, builder.random, None if seed is None else int(seed), state)
+                    consts, const_values, builder.random, None if seed is None else int(seed), state,
+                    narrow=narrow)
 
 
 #: the testkit variant running a node case with 64-bit inputs as a JAX user with x64 off does
 X64_OFF = "x64off"
+#: the same, the case imported with ``x64=False``: computed in 32 bits (:mod:`onnxport_jax.narrow`)
+X64_NARROW = "x64narrow"
 
 
 class JaxBackend(ExportSupport, PackageNative, Backend):
@@ -141,7 +150,7 @@ class JaxBackend(ExportSupport, PackageNative, Backend):
     Flax modules -> ONNX (:class:`~onnxport_jax.exporter.ExportSupport`)."""
 
     name = "jax"
-    variant_names = (X64_OFF,)
+    variant_names = (X64_OFF, X64_NARROW)
 
     @property
     def dtypes(self) -> frozenset[ir.DataType]:
@@ -156,19 +165,27 @@ class JaxBackend(ExportSupport, PackageNative, Backend):
         return to_sequential(plan, **options)
 
     def case_variants(self, model: Any) -> list[str]:
-        """``x64off`` for a case with a 64-bit input: see :meth:`run_variant`."""
+        """``x64off`` and ``x64narrow`` for a case with a 64-bit input: see :meth:`run_variant`."""
         wide = {ir.DataType.INT64, ir.DataType.UINT64, ir.DataType.DOUBLE}
         for vi in model.graph.input:
             t = vi.type
             if t.HasField("tensor_type") and ir.DataType(t.tensor_type.elem_type) in wide:
-                return [X64_OFF]
+                return [X64_OFF, X64_NARROW]
         return []
+
+    def variant_import_options(self, variant: str) -> dict[str, Any]:
+        """``x64narrow`` imports with ``x64=False`` (under ``jax_enable_x64`` off)."""
+        return {"x64": False} if variant == X64_NARROW else {}
 
     def run_variant(self, variant: str, imported: JaxModel, inputs: list[Any]) -> list[Any]:
         """``x64off``: called as a user with ``jax_enable_x64`` off calls it: the inputs made by
-        ``jnp.asarray`` with x64 off (the 32-bit forms of 64-bit arrays), the model called eagerly."""
-        if variant != X64_OFF:
+        ``jnp.asarray`` with x64 off (the 32-bit forms of 64-bit arrays), the model called eagerly.
+        ``x64narrow``: the same on a model imported with ``x64=False`` (it computes in 32 bits);
+        its 32-bit outputs come back widened to the graph's declared types, as compared."""
+        if variant not in (X64_OFF, X64_NARROW):
             return super().run_variant(variant, imported, inputs)
+        if variant == X64_NARROW and not imported.narrow:
+            raise AssertionError("x64narrow: the case was not imported as a 32-bit model")
         def user(x: Any) -> Any:
             if isinstance(x, (list, tuple)):
                 return type(x)(user(e) for e in x)
@@ -179,7 +196,10 @@ class JaxBackend(ExportSupport, PackageNative, Backend):
         with jax.enable_x64(False):
             out = imported(*[user(x) for x in inputs])
             outs = list(out) if isinstance(out, tuple) else [out]
-            return [_to_numpy(o) for o in outs]
+            outs = [_to_numpy(o) for o in outs]
+        if variant == X64_NARROW:
+            outs = [_widen(o, imported.declared_output_dtype(i)) for i, o in enumerate(outs)]
+        return outs
 
     def run(self, model: JaxModel, inputs: list[Any]) -> list[Any]:
         """Run on numpy inputs, jitted where the graph allows; outputs as numpy (testkit, CLI).
@@ -214,6 +234,15 @@ class JaxBackend(ExportSupport, PackageNative, Backend):
                     out = model._apply(model.params, values, (), model.consts, rng)
         outs = list(out) if isinstance(out, tuple) else [out]
         return [_to_numpy(o) for o in outs]
+
+
+def _widen(x: Any, want: np.dtype | None) -> Any:
+    """A 32-bit result in the 64-bit type the graph declares for it (sequence elements too)."""
+    if isinstance(x, (list, tuple)):
+        return type(x)(_widen(e, want) for e in x)
+    if want is None or not isinstance(x, np.ndarray) or x.dtype == want or want.itemsize != 8:
+        return x
+    return x.astype(want) if x.dtype.kind == want.kind else x
 
 
 def _has_strings(x: Any) -> bool:

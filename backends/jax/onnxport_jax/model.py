@@ -115,8 +115,10 @@ class JaxModel:
     def __init__(self, program: Program, params: dict[str, jax.Array], param_values: dict[str, ir.Value],
                  static: dict[ir.Value, Any], info: dict[str, Any], mode: Mode, x64: bool,
                  consts: dict[str, jax.Array] | None = None, const_values: dict[str, ir.Value] | None = None,
-                 random: bool = False, seed: int | None = None, state: dict[str, jax.Array] | None = None):
+                 random: bool = False, seed: int | None = None, state: dict[str, jax.Array] | None = None,
+                 narrow: bool = False):
         self._program = program
+        self._narrow = narrow
         self.params: dict[str, jax.Array] = params
         #: non-trainable state (running statistics), updated by ``model(...)`` in training mode
         self.state: dict[str, jax.Array] = dict(state or {})
@@ -149,6 +151,18 @@ class JaxModel:
     def needs_x64(self) -> bool:
         """Whether the model holds 64-bit values (applied inside ``jax.enable_x64(True)``)."""
         return self._x64
+
+    def declared_output_dtype(self, i: int) -> np.dtype | None:
+        """The numpy dtype the graph declares for output ``i`` (a sequence's element type)."""
+        t = self._program.graph.outputs[i].type
+        elem = getattr(getattr(t, "elem_type", None), "dtype", None) if t is not None else None
+        return _np_dtype(getattr(t, "dtype", None) if elem is None else elem)
+
+    @property
+    def narrow(self) -> bool:
+        """Whether the model computes its 64-bit types in 32 bits (imported with ``x64=False``
+        while ``jax_enable_x64`` was off): see :mod:`onnxport_jax.narrow`."""
+        return self._narrow
 
     @property
     def training(self) -> bool:
@@ -188,7 +202,12 @@ class JaxModel:
 
     def x64_scope(self) -> contextlib.AbstractContextManager:
         """``jax.enable_x64(True)`` if the model holds 64-bit values, else a no-op (the caller's
-        own setting is remembered: with it off, 64-bit inputs may come in their 32-bit form)."""
+        own setting is remembered: with it off, 64-bit inputs may come in their 32-bit form);
+        ``jax.enable_x64(False)`` for a model that computes in 32 bits (:attr:`narrow`)."""
+        if self._narrow:
+            from .narrow import scope
+
+            return scope()
         return _x64_scope() if self._x64 else contextlib.nullcontext()
 
     # -- running ------------------------------------------------------------------------
@@ -286,7 +305,7 @@ class JaxModel:
     def _run(self, params: dict[str, Any], inputs: list[Any], keep_static: tuple[int, ...],
              consts: dict[str, Any], laid_out: dict[str, Any] | None = None) -> Any:
         caller = _CALLER_X64.get()  # the caller's setting, before the model's own scope
-        narrow_ok = not (jax.config.jax_enable_x64 if caller is None else caller)
+        narrow_ok = self._narrow or not (jax.config.jax_enable_x64 if caller is None else caller)
         with self.x64_scope():
             env = Env(self._static)
             hwio = self._program.hwio
@@ -329,6 +348,8 @@ class JaxModel:
         ``jax_enable_x64`` off, so every 64-bit array it makes is 32-bit) the 32-bit form of a
         64-bit input is accepted and widened exactly; the model computes in its own 64-bit scope."""
         name = spec.name
+        if self._narrow:
+            return self._check_narrow_input(spec, x, call, value)
         if not spec.is_tensor:
             x = _to_jax(x)
             elem = getattr(getattr(getattr(value, "type", None), "elem_type", None), "dtype", None)
@@ -355,6 +376,34 @@ class JaxModel:
                 f"input {name!r} must have dtype {want}, got {x.dtype} (no implicit casts)"
                 + _x64_hint(want, x.dtype)
             )
+        call.shape(spec, x.shape)
+        return x
+
+    def _check_narrow_input(self, spec: InputSpec, x: Any, call: CallCheck, value: ir.Value | None) -> Any:
+        """An input of a model computing in 32 bits: a 64-bit array narrowed if its values fit."""
+        from .narrow import narrow_dtype, narrow_input
+
+        if not spec.is_tensor:
+            elem = getattr(getattr(getattr(value, "type", None), "elem_type", None), "dtype", None)
+            want = _np_dtype(elem)
+            if isinstance(x, (list, tuple)):
+                return type(x)(_to_jax(narrow_input(spec.name, want, e)) for e in x)
+            return _to_jax(x)
+        want = _np_dtype(spec.dtype)
+        if want is not None and want.kind == "O":
+            return np.asarray(x)  # strings stay numpy
+        x = narrow_input(spec.name, want, x)
+        small = None if want is None else narrow_dtype(want)
+        if isinstance(x, (np.ndarray, np.generic)):
+            if small is not None and x.dtype != small:
+                raise InputError(f"input {spec.name!r} must have dtype {want} (run as {small}), got "
+                                 f"{x.dtype} (no implicit casts)")
+            x = jnp.asarray(x)
+        elif not isinstance(x, jax.Array):
+            raise InputError(f"input {spec.name!r} must be a jax.Array or numpy array, got {type(x).__name__}")
+        if small is not None and x.dtype != small:
+            raise InputError(f"input {spec.name!r} must have dtype {want} (run as {small}), got {x.dtype} "
+                             "(no implicit casts)")
         call.shape(spec, x.shape)
         return x
 

@@ -7,6 +7,7 @@ import onnx_ir as ir
 import torch
 
 from onnxport.errors import ConversionError
+from onnxport.filedata import read_external, readable
 
 DT = ir.DataType
 
@@ -121,5 +122,13 @@ def to_numpy(tensor: torch.Tensor, onnx_dtype: DT | None = None) -> np.ndarray:
 
 
 def tensor_from_ir(tensor: ir.TensorProtocol) -> torch.Tensor:
-    """A torch tensor from an onnx-ir tensor (initializer, Constant value, attribute)."""
+    """A torch tensor from an onnx-ir tensor (initializer, Constant value, attribute).
+
+    External data (and a model file's weights read in place) goes straight from the file into the
+    tensor: no mapped pages or intermediate arrays held beside it.
+    """
+    if readable(tensor) and tensor.dtype in _TO_TORCH and tensor.dtype not in _WIDENED:
+        out = torch.empty(tuple(tensor.shape.numpy()), dtype=_TO_TORCH[tensor.dtype])
+        read_external(tensor, memoryview(out.reshape(-1).view(torch.uint8).numpy()))
+        return out
     return from_numpy(tensor.numpy(), tensor.dtype)

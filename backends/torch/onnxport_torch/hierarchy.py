@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+import torch
 import torch.fx as fx
 from torch import nn
 
@@ -268,7 +269,7 @@ def restore(module: OnnxModule, state: ImportState) -> None:
     for n in attrs:
         if n.target in placed:
             continue
-        t = module.get_parameter(str(n.target)) if _is_param(module, str(n.target)) else module.get_buffer(str(n.target))
+        t = _attr_tensor(module, str(n.target))
         onnx_name = names.get(id(t))
         if id(t) in owned:  # the same tensor is already a layer's weight: read it from there
             placed[str(n.target)] = owned[id(t)]
@@ -293,7 +294,7 @@ def restore(module: OnnxModule, state: ImportState) -> None:
     # 3. anonymous weights and constants: under the scope all their users share
     for n in anonymous:
         target = str(n.target)
-        t = module.get_parameter(target) if _is_param(module, target) else module.get_buffer(target)
+        t = _attr_tensor(module, target)
         if id(t) in owned:
             placed[target] = owned[id(t)]
             continue
@@ -378,12 +379,14 @@ def _is_state(t, kind: str) -> bool:
     return kind == "buffer" and t.is_floating_point() and t.dim() >= 1
 
 
-def _is_param(module: nn.Module, target: str) -> bool:
-    try:
-        module.get_parameter(target)
-    except AttributeError:
-        return False
-    return True
+def _attr_tensor(module: nn.Module, target: str) -> torch.Tensor:
+    """The parameter or buffer a ``get_attr`` node reads (looked up once)."""
+    owner_path, _, name = target.rpartition(".")
+    owner = module.get_submodule(owner_path) if owner_path else module
+    found = owner._parameters.get(name)
+    if found is None:
+        found = owner._buffers.get(name)
+    return found if found is not None else module.get_buffer(target)  # get_buffer names what is missing
 
 
 def _fallback(target: str) -> str:

@@ -302,7 +302,7 @@ class GraphBuilder:
         j = visit(producer, fn)
         name = name_part(f"shape_{producer.op_type}_{producer.name or ''}").lower()
         program = ShapeProgram(steps, (j, k), len(roots), name, copy_out=v.is_graph_output())
-        out = self.fx.call_function(program, tuple(self.value_node(r) for r in roots))
+        out = emit(self.fx, "call_function", program, tuple(self.value_node(r) for r in roots))
         annotate(out, producer)
         self.env[v] = out
         return out
@@ -349,7 +349,7 @@ class GraphBuilder:
                 b = add.inputs[1] if add.inputs[0] is node.outputs[0] else add.inputs[0]
                 fn = NodeFn(_linear, ctx, {})
                 ctx._freeze()
-                out = self.fx.call_function(fn, (self.value_node(x), self.value_node(w), self.value_node(b)))
+                out = emit(self.fx, "call_function", fn, (self.value_node(x), self.value_node(w), self.value_node(b)))
                 annotate(out, node)
                 out.meta["onnx_fused"] = [add.name]
                 self.env[node.outputs[0]] = out
@@ -381,7 +381,7 @@ class GraphBuilder:
                         st.weights.setdefault(v.name, st.registered[v])
                 self._record_module_weights(node, module, path)
                 args = tuple(self.value_node(node.inputs[i]) for i in runtime)
-                out = self.fx.call_module(path, args)
+                out = emit(self.fx, "call_module", path, args)
                 annotate(out, node)
                 ctx._freeze()
                 if any(ctx.output_used(i) for i in range(1, len(node.outputs))):
@@ -404,7 +404,7 @@ class GraphBuilder:
         args = tuple(self.value_node(v) if v is not None else None for v in node.inputs) + tuple(cap_args)
         fn = NodeFn(prim.fn, ctx, attrs, subgraphs)
         ctx._freeze()
-        out = self.fx.call_function(fn, args)
+        out = emit(self.fx, "call_function", fn, args)
         annotate(out, node)
         self._bind_outputs(node, out)
 
@@ -439,7 +439,7 @@ class GraphBuilder:
             return
         for i, v in enumerate(node.outputs):
             if v.name and (v.uses() or v.is_graph_output()):
-                self.env[v] = self.fx.call_function(operator.getitem, (out, i))
+                self.env[v] = emit(self.fx, "call_function", operator.getitem, (out, i))
 
     def _subgraph(self, graph: ir.Graph) -> Subgraph:
         captured = _free_values(graph)
@@ -452,6 +452,18 @@ class GraphBuilder:
         sub._captured = captured  # type: ignore[attr-defined]
         return sub
 
+
+
+def emit(graph: fx.Graph, op: str, target: Any, args: tuple) -> fx.Node:
+    """A new fx node calling ``target`` on ``args`` (fx nodes and import-time constants).
+
+    ``fx.Graph.create_node`` walks the arguments with pytree looking for raw SymInts, most of the
+    cost of a node in a long graph; an import never passes any, so the node is created without
+    arguments and then given them (fx links the argument nodes' users the same way).
+    """
+    node = graph.create_node(op, target)
+    node.args = args
+    return node
 
 
 def annotate(fx_node: fx.Node, node: ir.Node) -> None:
@@ -494,4 +506,4 @@ def _free_values(graph: ir.Graph) -> list[ir.Value]:
 
 
 
-__all__ = ["GraphBuilder", "ImportState", "annotate"]
+__all__ = ["GraphBuilder", "ImportState", "annotate", "emit"]

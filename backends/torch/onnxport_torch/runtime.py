@@ -22,11 +22,12 @@ from onnxport.safety import GROWING_OPS, check_call
 from .context import NodeContext
 
 _MODULE_ATTRS = set(dir(nn.Module)) | set(vars(nn.Module())) | {"graph", "code", "meta", "forward", "self"}
+_UNSAFE = re.compile(r"[^0-9a-zA-Z_]")
 
 
 def name_part(name: str) -> str:
     """A safe name part for a name from the file: only [0-9a-zA-Z_], never a keyword or a Module attribute."""
-    s = re.sub(r"[^0-9a-zA-Z_]", "_", name) or "_"
+    s = _UNSAFE.sub("_", name) or "_"
     if s in _MODULE_ATTRS or keyword.iskeyword(s) or keyword.issoftkeyword(s) or s.startswith("_onnx"):
         s += "_"
     return s

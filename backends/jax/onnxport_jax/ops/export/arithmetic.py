@@ -40,17 +40,17 @@ def _gemm(g, a, b):
         node = y.producer()
         row = _bias_row(bias, y.shape[-1]) if y.shape is not None and len(y.shape) else None
         if (node is None or node.op_type != "MatMul" or row is None or not g.used_once(i)
-                or node not in g.nodes or y.shape is None or row.dtype != y.dtype):
+                or not g.owns(node) or y.shape is None or row.dtype != y.dtype):
             continue
         if len(y.shape) == 2:
             left, right = node.inputs
             trans_b = 0
             rnode = right.producer()
-            if rnode is not None and rnode.op_type == "Transpose" and len(right.uses()) == 1 and rnode in g.nodes:
+            if rnode is not None and rnode.op_type == "Transpose" and len(right.uses()) == 1 and g.owns(rnode):
                 right, trans_b = rnode.inputs[0], 1
-            g.nodes.remove(node)
+            g.remove_node(node)
             if trans_b:
-                g.nodes.remove(rnode)
+                g.remove_node(rnode)
             return g.op("Gemm", left, right, row, transB=trans_b or None)
         return g.op("Add", y, row)
     return None
