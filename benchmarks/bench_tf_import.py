@@ -11,8 +11,16 @@ For every light model the onnx package ships (inputs as onnx's own test feeds th
 - trace: the first call of the model's ``tf.function`` (trace + graph optimization);
 - latency (median of ``--runs`` calls after ``--warmup`` calls): our ``tf.function`` (``serve``,
   weights read from ``tf.Variable``s), our frozen serving function (``model.frozen()``, weights
-  as constants), onnxruntime's CPU provider, and onnx2tf's converted model where it converts;
+  as constants) and onnxruntime's CPU provider, timed in alternation (one call of each per round,
+  so that a change in the machine's load reaches all three alike), and onnx2tf's converted model
+  where it converts (in its own process, after ours);
 - the largest difference of our output from onnxruntime's.
+
+Weights: the shipped light models compute theirs in the graph (ConstantOfShape), so the import
+holds them as non-trainable constants (laid out and BatchNormalization-folded once, at import).
+``--randomized`` measures the other case, weights as initializers: every float weight drawn at
+random (``onnxport_testkit.light.randomized``) and imported as trainable ``tf.Variable``s, whose
+layout and folding ``serve`` computes on every call (so that gradients reach them).
 
 Threads: ``--threads 1`` (default) pins the process to one core and gives TensorFlow and
 onnxruntime one intra-op and one inter-op thread. The target of the TensorFlow import issue: our
@@ -20,7 +28,7 @@ latency at most 1.3x onnxruntime's (geometric mean), convert at least 5x faster 
 Not a pass/fail test::
 
     .venv/bin/python benchmarks/bench_tf_import.py [--runs 20] [--models squeezenet,resnet50]
-        [--onnx2tf-python /path/to/onnx2tf-env/bin/python]
+        [--randomized] [--onnx2tf-python /path/to/onnx2tf-env/bin/python [--onnx2tf-timeout 600]]
 """
 
 from __future__ import annotations
@@ -45,7 +53,11 @@ def _parse() -> argparse.Namespace:
     ap.add_argument("--onnx2tf-python", default=os.environ.get("ONNX2TF_PYTHON", ""),
                     help="the python of an environment with onnx2tf (default: $ONNX2TF_PYTHON; unset: no onnx2tf "
                          "columns)")
-    ap.add_argument("--onnx2tf-timeout", type=int, default=900, help="seconds per onnx2tf model")
+    ap.add_argument("--onnx2tf-timeout", type=int, default=600,
+                    help="seconds per onnx2tf model (convert and time it); past it the model is reported as timed out")
+    ap.add_argument("--randomized", action="store_true",
+                    help="weights as initializers drawn at random (trainable variables) instead of the shipped "
+                         "ConstantOfShape generators (non-trainable constants)")
     return ap.parse_args()
 
 
@@ -61,26 +73,30 @@ import onnxruntime as ort  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import onnxport  # noqa: E402
-from onnxport_testkit.light import LIGHT_DIR, light_inputs  # noqa: E402
+from onnxport_testkit.light import LIGHT_DIR, light_inputs, randomized  # noqa: E402
 
 if ARGS is not None:
     tf.config.threading.set_intra_op_parallelism_threads(max(1, ARGS.threads))
     tf.config.threading.set_inter_op_parallelism_threads(1)
 
 
-def median_seconds(fn: Callable[[], Any], runs: int, warmup: int) -> float:
-    """Median wall time of ``fn()`` (which must block until its result is ready)."""
+def alternating_medians(fns: dict[str, Callable[[], Any]], runs: int, warmup: int) -> dict[str, float]:
+    """Median wall time of each ``fn()`` (which must block until its result is ready), the
+    functions called in turn, one call each per round."""
     for _ in range(warmup):
-        fn()
-    times = []
+        for fn in fns.values():
+            fn()
+    times: dict[str, list[float]] = {k: [] for k in fns}
     for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        for k, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[k].append(time.perf_counter() - t0)
+    return {k: statistics.median(v) for k, v in times.items()}
 
 
-def bench_ours(proto: onnx.ModelProto, inputs: list[np.ndarray], args) -> dict[str, Any]:
+def prepare_ours(proto: onnx.ModelProto, inputs: list[np.ndarray], args) -> dict[str, Any]:
+    """Import (timed), trace and freeze; the two calls to time."""
     imports = []
     for _ in range(max(1, args.import_runs)):
         t0 = time.perf_counter()
@@ -90,32 +106,29 @@ def bench_ours(proto: onnx.ModelProto, inputs: list[np.ndarray], args) -> dict[s
     t0 = time.perf_counter()
     out = model.serve(*xs).numpy()
     trace_s = time.perf_counter() - t0
-    latency = median_seconds(lambda: model.serve(*xs).numpy(), args.runs, args.warmup)
     t0 = time.perf_counter()
     frozen = model.frozen()
     freeze_s = time.perf_counter() - t0
-    frozen(*xs).numpy()
-    frozen_latency = median_seconds(lambda: frozen(*xs).numpy(), args.runs, args.warmup)
-    return {"import": statistics.median(imports), "trace": trace_s, "latency": latency, "out": out,
-            "freeze": freeze_s, "frozen": frozen_latency, "frozen_out": frozen(*xs).numpy()}
+    return {"import": statistics.median(imports), "trace": trace_s, "out": out, "freeze": freeze_s,
+            "frozen_out": frozen(*xs).numpy(), "serve_fn": lambda: model.serve(*xs).numpy(),
+            "frozen_fn": lambda: frozen(*xs).numpy()}
 
 
-def bench_ort(proto: onnx.ModelProto, inputs: list[np.ndarray], args) -> dict[str, Any]:
+def prepare_ort(proto: onnx.ModelProto, inputs: list[np.ndarray], args) -> dict[str, Any]:
     so = ort.SessionOptions()
     so.intra_op_num_threads = max(1, args.threads)
     so.inter_op_num_threads = 1
     sess = ort.InferenceSession(proto.SerializeToString(), so, providers=["CPUExecutionProvider"])
     feeds = dict(zip([i.name for i in sess.get_inputs()], inputs))
-    out = sess.run(None, feeds)[0]
-    latency = median_seconds(lambda: sess.run(None, feeds), args.runs, args.warmup)
-    return {"latency": latency, "out": out}
+    return {"out": sess.run(None, feeds)[0], "run_fn": lambda: sess.run(None, feeds)}
 
 
-def bench_onnx2tf(path, inputs: list[np.ndarray], args) -> dict[str, Any] | str:
+def bench_onnx2tf(proto: onnx.ModelProto, inputs: list[np.ndarray], args) -> dict[str, Any] | str:
     """onnx2tf's convert time, its converted model's latency and output, or why it could not run.
 
     onnx2tf runs in its own Python environment (``--onnx2tf-python``), one subprocess per model
-    (``onnx2tf_worker.py``), with the same thread settings.
+    (``onnx2tf_worker.py``), with the same thread settings, on a copy of the model written to a
+    temporary folder (onnx2tf writes over the file it converts).
     """
     python = args.onnx2tf_python
     if not python:
@@ -129,9 +142,10 @@ def bench_onnx2tf(path, inputs: list[np.ndarray], args) -> dict[str, Any] | str:
 
     worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "onnx2tf_worker.py")
     with tempfile.TemporaryDirectory() as tmp:
-        feeds, out = os.path.join(tmp, "inputs.npz"), os.path.join(tmp, "out.npy")
+        feeds, out, path = (os.path.join(tmp, n) for n in ("inputs.npz", "out.npy", "model.onnx"))
         np.savez(feeds, *inputs)
-        cmd = [python, worker, str(path), feeds, out, "--runs", str(args.runs), "--warmup", str(args.warmup),
+        onnx.save(proto, path)
+        cmd = [python, worker, path, feeds, out, "--runs", str(args.runs), "--warmup", str(args.warmup),
                "--threads", str(args.threads)]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.onnx2tf_timeout,
@@ -160,7 +174,9 @@ def main(args) -> int:
     print(f"tensorflow {tf.__version__}, onnxruntime {ort.__version__}, threads={args.threads} "
           f"(cores {sorted(os.sched_getaffinity(0))}), runs={args.runs}")
     print("ours = model.serve (weights as tf.Variables); frozen = model.frozen() (weights as constants); "
-          "o2tf = onnx2tf's Keras model in a tf.function")
+          "o2tf = onnx2tf's Keras model in a tf.function; weights: "
+          + ("random initializers (trainable)" if args.randomized else "the shipped ConstantOfShape generators "
+             "(non-trainable constants)"))
     header = (f"{'model':<14}{'import s':>9}{'trace s':>8}{'ours ms':>9}{'frozen ms':>10}{'ort ms':>9}"
               f"{'ours/ort':>9}{'frz/ort':>8}{'o2tf ms':>9}{'o2tf/ort':>9}{'o2tf cvt s':>11}{'cvt x':>7}"
               f"{'max|d|':>9}  note")
@@ -170,12 +186,18 @@ def main(args) -> int:
     for f in files:
         name = f.stem.removeprefix("light_")
         proto = onnx.load(str(f))
+        if args.randomized:
+            proto = randomized(proto)
         inputs = light_inputs(proto)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ours = bench_ours(proto, inputs, args)
-            ref = bench_ort(proto, inputs, args)
-        o2tf = bench_onnx2tf(f, inputs, args)
+            ours = prepare_ours(proto, inputs, args)
+            ref = prepare_ort(proto, inputs, args)
+            times = alternating_medians({"latency": ours["serve_fn"], "frozen": ours["frozen_fn"],
+                                         "ort": ref["run_fn"]}, args.runs, args.warmup)
+        ours.update(times)
+        ref["latency"] = times["ort"]
+        o2tf = bench_onnx2tf(proto, inputs, args)
         ratio, fratio = ours["latency"] / ref["latency"], ours["frozen"] / ref["latency"]
         ratios.append(ratio)
         frozen_ratios.append(fratio)

@@ -118,3 +118,65 @@ def test_frozen_function_matches_serve_and_keeps_the_frozen_weights() -> None:
     model.weights["w"].assign(tf.zeros_like(model.weights["w"]))
     np.testing.assert_allclose(frozen(x).numpy(), expected, rtol=1e-5, atol=1e-5)
     assert not np.allclose(model.serve(x).numpy(), expected)
+
+
+def _grouped_conv_bn_model(group: int, channels: int = 8, out: int = 8, kernel: int = 3) -> onnx.ModelProto:
+    """x -> Conv(group=``group``, pad 1) -> BatchNormalization, every weight an initializer."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[kernel, kernel], pads=[kernel // 2] * 4,
+                         group=group),
+        helper.make_node("BatchNormalization", ["c", "scale", "beta", "mean", "var"], ["y"], epsilon=1e-3),
+    ]
+    inits = [_init("w", out, channels // group, kernel, kernel), _init("b", out), _init("scale", out, low=0.5, high=2.0),
+             _init("beta", out), _init("mean", out), _init("var", out, low=0.2, high=3.0)]
+    graph = helper.make_graph(nodes, "gconvbn",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, channels, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, out, 8, 8])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+
+
+def _weight_ops(model, types: set[str]) -> list:
+    """Ops of ``types`` in the traced graph that are not on a batch of 2 activations."""
+    activations = set(_activation_ops(model, types))
+    graph = model.serve.get_concrete_function().graph
+    return [op for op in graph.get_operations() if op.type in types and op not in activations]
+
+
+@pytest.mark.parametrize("group", [1, 2, 8], ids=["ungrouped", "grouped", "depthwise"])
+def test_constant_conv_and_batch_norm_are_folded_once_at_import(group: int) -> None:
+    # trainable="none": every initializer is an import-time constant, as weights a graph computes
+    # are (the light models'). The call then convolves with the folded, HWIO-laid-out weight: no
+    # per-call normalization arithmetic, no weight Transpose
+    proto = _grouped_conv_bn_model(group)
+    x = np.concatenate([_x(), _x()], axis=1)
+    model = onnxport.import_model(proto, backend="tensorflow", trainable="none")
+    np.testing.assert_allclose(model(x).numpy(), _ort(proto, x), rtol=1e-5, atol=1e-5)
+    assert not model.trainable_variables
+    assert not _weight_ops(model, {"Transpose", "Rsqrt", "Mul", "Sub"})
+    # ... where trainable weights are folded per call (gradients reach them)
+    assert _weight_ops(onnxport.import_model(proto, backend="tensorflow"), {"Rsqrt"})
+    # training mode normalizes with batch statistics from the unfolded values
+    trained = onnxport.import_model(proto, backend="tensorflow", trainable="none").train()
+    plain = onnxport.import_model(proto, backend="tensorflow", trainable="none", fuse=False).train()
+    np.testing.assert_allclose(trained(x).numpy(), plain(x).numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_held_constant_conv_weight_is_laid_out_at_import(tmp_path) -> None:
+    # a constant of at least 4096 values is held in a non-trainable variable (not embedded in
+    # every traced graph); the Conv reads it HWIO without a Transpose per call
+    w = _RNG.uniform(-1, 1, (64, 4, 4, 4)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["c"], kernel_shape=[4, 4], pads=[1, 1, 2, 2]),
+         helper.make_node("Relu", ["c"], ["y"])], "held",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 64, 8, 8])], [numpy_helper.from_array(w, "w")])
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    x = _x()
+    model = onnxport.import_model(proto, backend="tensorflow", trainable="none")
+    held = [v for v in model.weights.values() if not v.trainable]
+    assert len(held) == 1 and tuple(held[0].shape) == (4, 4, 4, 64)  # HWIO
+    np.testing.assert_allclose(model(x).numpy(), _ort(proto, x), rtol=1e-5, atol=1e-5)
+    assert not _weight_ops(model, {"Transpose"})
+    tf.saved_model.save(model, str(tmp_path / "held"))
+    loaded = tf.saved_model.load(str(tmp_path / "held"))
+    np.testing.assert_allclose(loaded(tf.constant(x)).numpy(), model(x).numpy(), rtol=0, atol=0)

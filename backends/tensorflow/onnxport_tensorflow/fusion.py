@@ -7,13 +7,20 @@ computes the folded weights from the variables on every call (weight-sized work,
 so gradients still reach the same variables) and saves the normalization's passes over the
 activation; grappler then fuses the Conv2D with its BiasAdd (and a following Relu). In training
 mode (``model.train()``, or a node with ``training_mode=1``) the two steps run as imported.
+
+When the Conv's weight and bias and the normalization's parameters are all import-time constants
+(no variable: a weight computed in the graph, as the ``light_*`` models make theirs with
+ConstantOfShape), :func:`fold_constant_pairs` folds them once at import, so the call reads the
+folded weight as it is; the unfolded values stay import-time constants for training mode.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import onnx_ir as ir
 import tensorflow as tf
 
@@ -21,6 +28,7 @@ from onnxport.errors import ConversionError
 
 from . import layout
 from .context import is_static
+from .ops.import_ import conv as conv_ops
 
 
 def _sole_bn(step: Any, by_node: dict[ir.Node, Any]) -> Any | None:
@@ -45,7 +53,7 @@ def _sole_bn(step: Any, by_node: dict[ir.Node, Any]) -> Any | None:
 class ConvBatchNorm:
     """A Conv step and the BatchNormalization step reading it, run as one folded convolution."""
 
-    __slots__ = ("conv", "bn", "node", "ctx", "scope", "inputs", "outputs", "subgraphs", "hwio")
+    __slots__ = ("conv", "bn", "node", "ctx", "scope", "inputs", "outputs", "subgraphs", "hwio", "folded")
 
     def __init__(self, conv: Any, bn: Any, hwio: bool = False):
         self.conv = conv
@@ -57,9 +65,21 @@ class ConvBatchNorm:
         self.outputs = bn.outputs
         self.subgraphs = []
         self.hwio = hwio  # the layout plan reads the weight spatial-major (HWIO): O is the last axis
+        #: the weight and bias values folded at import (:func:`fold_constant_pairs`) and the
+        #: Conv step that reads them, or None
+        self.folded: tuple[ir.Value, ir.Value, Any] | None = None
 
     def run(self, env: Any) -> None:
         conv, bn = self.conv, self.bn
+        if self.folded is not None and not bn.ctx.training:
+            x = env[conv.inputs[0]]
+            if conv.convert is not None:
+                x = layout.convert(x, conv.convert[0])
+            if not is_static(x):
+                fw, fb, call = self.folded
+                (y,) = call.call([x, env[fw], env[fb]], conv.attrs)
+                env[bn.outputs[0]] = y
+                return
         args = [env[v] if v is not None else None for v in conv.inputs]
         if conv.convert is not None:
             args = [layout.convert(a, how) for a, how in zip(args, conv.convert)]
@@ -107,6 +127,46 @@ def fuse_conv_batch_norm(program: Any) -> int:
             del fused[conv]
     program.steps = [fused.get(s, s) for s in program.steps if s not in dropped]
     return len(fused)
+
+
+def fold_constant_pairs(program: Any, static: dict[ir.Value, Any]) -> int:
+    """Fold, once, every fused pair of ``program`` whose Conv weight and bias and normalization
+    parameters are all import-time constants (``static`` numpy values, no variable): the folded
+    weight (HWIO when the Conv runs channels last) and bias become new constants of ``static``
+    that the inference call reads. Returns how many were folded."""
+    count = 0
+    for step in program.steps:
+        if not isinstance(step, ConvBatchNorm):
+            continue
+        conv, bn = step.conv, step.bn
+        w = conv.inputs[1]
+        b = conv.inputs[2] if len(conv.inputs) > 2 else None
+        consts = [static.get(v) for v in (w, b, *bn.inputs[1:]) if v is not None]
+        if not all(isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in consts):
+            continue
+        w_arr = consts[0]
+        if w_arr.ndim != 4 or bn.ctx.training:
+            continue
+        scale, beta, mean, var = (a.astype(np.float64) for a in consts[-4:])
+        k = scale / np.sqrt(var + float(bn.attrs["epsilon"]))
+        bias = consts[1].astype(np.float64) if b is not None else 0.0
+        folded_w = (w_arr.astype(np.float64) * k.reshape(-1, 1, 1, 1)).astype(w_arr.dtype)
+        folded_b = ((bias - mean) * k + beta).astype(w_arr.dtype)
+        call = conv
+        if conv.fn in (conv_ops.conv_nhwc, conv_ops.conv_nhwc_hwio):
+            # channels last: the folded weight is laid out HWIO here, grouped or not (TF's
+            # grouped and depthwise forms read it so too), and read by the HWIO form
+            folded_w = layout.lay_out(folded_w)
+            call = copy.copy(conv)
+            call.fn = conv_ops.conv_nhwc_hwio
+        fw = ir.Value(name=f"{w.name or 'conv_weight'}_bn_folded")
+        fb = ir.Value(name=f"{w.name or 'conv_weight'}_bn_folded_bias")
+        static[fw], static[fb] = folded_w, folded_b
+        step.folded = (fw, fb, call)
+        # what the inference call reads: the folded values are held (hoisted) instead of the originals
+        step.inputs = [conv.inputs[0], fw, fb]
+        count += 1
+    return count
 
 
 def frozen(model: Any) -> Callable[..., Any]:

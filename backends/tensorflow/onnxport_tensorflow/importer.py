@@ -132,7 +132,9 @@ class TfModel(tf.Module):
     ``None``): one output comes back as a tensor, several as a tuple. :attr:`weights` maps
     initializer names to variables: trainable float weights (a shared initializer is one
     variable), non-trainable running statistics (BatchNormalization's mean and variance, which
-    training mode updates) and large non-trainable constants. ``tf.saved_model.save(model, path)`` writes a
+    training mode updates) and large non-trainable constants (folded from the graph, held in the
+    form the call reads them: a channels-last Conv's weight HWIO, a constant Conv weight with its
+    BatchNormalization folded in). ``tf.saved_model.save(model, path)`` writes a
     SavedModel whose loaded object is called the same way (positionally).
     """
 
@@ -425,9 +427,10 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
         program.hwio = set()
     if options.get("fuse", True):
         fusion.fuse_conv_batch_norm(program)
+        fusion.fold_constant_pairs(program, builder.static)
     hoisted = builder.hoist(program)
-    held = set(builder.param_values.values()) | set(hoisted.values())
-    for v in [v for v in program.hwio if v not in held]:  # small constants: HWIO once, here
+    params = set(builder.param_values.values())
+    for v in [v for v in program.hwio if v not in params]:  # constants (held or not): HWIO once, here
         builder.static[v] = layout.lay_out(builder.static[v])
         program.hwio.discard(v)
     variables: dict[str, tf.Variable] = {}

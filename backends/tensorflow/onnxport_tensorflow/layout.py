@@ -3,9 +3,9 @@ conversions between NCHW and NHWC and the spatial-major (HWIO) layout of Conv we
 
 TensorFlow's CPU kernels convolve and pool NHWC only; the plan keeps a CNN's activations NHWC
 between its image ops, so its traced graph has no Transpose between consecutive convolutions.
-Ungrouped channels-last Convs read their weights HWIO: small import-time constants are laid out
-once at import, variables keep their ONNX (OIHW) shape and are transposed where they are read (a
-weight transpose, never an activation one).
+Ungrouped channels-last Convs read their weights HWIO: import-time constants (also those held in
+non-trainable variables) are laid out once at import; trainable variables keep their ONNX (OIHW)
+shape and are transposed where they are read (a weight transpose, never an activation one).
 """
 
 from __future__ import annotations
