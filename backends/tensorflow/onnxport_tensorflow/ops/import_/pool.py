@@ -1,8 +1,8 @@
 """MaxPool (with ONNX argmax indices), AveragePool, LpPool, the Global forms and MaxUnpool.
 
-Pooling runs channels last over an explicitly padded input: ``tf.nn.max_pool``/``avg_pool``-free
-folds of the kernel's strided slices for small kernels (exact ONNX padding and ceil-mode
-semantics, any rank and dilation), ``tf.nn.pool`` otherwise.
+Pooling runs channels last over an explicitly padded input (exact ONNX padding and ceil-mode
+semantics): TensorFlow's pooling kernels where it has one for the rank, dtype and dilation, else folds
+of the kernel's strided slices (any rank and dilation).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def max_pool_values(x, *, auto_pad, ceil_mode, dilations, kernel_shape, pads, st
     padcfg = [(b, e + x_) for b, e, x_ in zip(begins, ends, extra)]
     # TensorFlow's pooling kernels: float32 at every rank, float16 up to 2-D (no float64, no 3-D float16)
     kernel_dtype = x.dtype == tf.float32 or (x.dtype == tf.float16 and nd < 3)
-    if all(d == 1 for d in dilations) and nd in (1, 2, 3) and kernel_dtype and math.prod(kernel) > 4:
+    if all(d == 1 for d in dilations) and nd in (1, 2, 3) and kernel_dtype:
         cfg = [[0, 0]] + [list(p) for p in padcfg] + [[0, 0]]
         xp = tf.pad(xl, cfg, constant_values=_lowest(x.dtype)) if any(any(p) for p in padcfg) else xl
         y = tf.nn.max_pool(xp, kernel, strides, "VALID")
