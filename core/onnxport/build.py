@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Container, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -93,6 +93,15 @@ def attribute(name: str, value: Any) -> ir.Attr:
 
 
 
+
+def first_free(base: str, taken: Container[str]) -> str:
+    """``base``, or ``base_1``, ``base_2`` ..., the first that ``taken`` does not hold."""
+    name, i = base, 0
+    while name in taken:
+        i += 1
+        name = f"{base}_{i}"
+    return name
+
 class _Scope:
     """The naming context of one framework op: node names, value names and metadata."""
 
@@ -134,27 +143,16 @@ class Builder:
     # -- names ------------------------------------------------------------------------------
     def unique_name(self, base: str) -> str:
         """``base``, or ``base_1``, ``base_2`` ... whichever is not yet used in the model."""
-        base = base or "v"
-        name, i = base, 0
-        while name in self._names:
-            i += 1
-            name = f"{base}_{i}"
+        name = first_free(base or "v", self._names)
         self._names.add(name)
         return name
 
     def fresh(self, base: str) -> str:
         """A value name not used in the model yet, not claimed: for :meth:`input` (which claims it)."""
-        name, i = base or "v", 0
-        while name in self._names:
-            i += 1
-            name = f"{base or 'v'}_{i}"
-        return name
+        return first_free(base or "v", self._names)
 
     def _node_name(self, base: str) -> str:
-        name, i = base, 0
-        while name in self._node_names:
-            i += 1
-            name = f"{base}_{i}"
+        name = first_free(base, self._node_names)
         self._node_names.add(name)
         return name
 

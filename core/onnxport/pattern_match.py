@@ -9,6 +9,8 @@ import math
 import numpy as np
 import onnx_ir as ir
 
+from .build import first_free
+
 #: ops the fusions look through when a value is only reshaped to broadcast (keepdims forms)
 _RESHAPES = {"Reshape", "Unsqueeze", "Squeeze"}
 
@@ -95,10 +97,7 @@ class _Rewriter:
         self.read_at_start = {name for name, v in graph.initializers.items() if v.uses()}
 
     def name(self, base: str) -> str:
-        name, i = base, 0
-        while name in self.taken:
-            i += 1
-            name = f"{base}_{i}"
+        name = first_free(base, self.taken)
         self.taken.add(name)
         return name
 
