@@ -436,11 +436,13 @@ FUSIONS: list[tuple[str, int, Callable[[_Rewriter], int]]] = [
 
 
 
-def fuse_patterns(model: ir.Model) -> dict[str, int]:
-    """Rewrite the patterns of :data:`FUSIONS` in ``model`` (in place): its main graph, every
-    subgraph (If branches, Loop and Scan bodies, nested ones too) and the bodies of its
-    model-local functions, each where the default-domain opset (the function's own, for a
-    function) has the op; returns how many of each were fused."""
+def fuse_patterns(model: ir.Model, only: Iterable[str] | None = None) -> dict[str, int]:
+    """Rewrite the patterns of :data:`FUSIONS` (those named in ``only``, if given) in ``model``
+    (in place): its main graph, every subgraph (If branches, Loop and Scan bodies, nested ones
+    too) and the bodies of its model-local functions, each where the default-domain opset (the
+    function's own, for a function) has the op; returns how many of each were fused."""
+    wanted = None if only is None else set(only)
+    fusions = [f for f in FUSIONS if wanted is None or f[0] in wanted]
     opset = model.opset_imports.get("", 0)
     taken = _names(model.graph)
     # inner graphs first: a fusion of a Loop (LSTM) detaches its body
@@ -450,11 +452,11 @@ def fuse_patterns(model: ir.Model) -> dict[str, int]:
         taken |= _names(f.graph)
         fopset = f.opset_imports.get("", opset)
         graphs += [(g, fopset, False) for g in (*reversed(list(f.graph.subgraphs())), f.graph)]
-    stats = {name: 0 for name, since, _ in FUSIONS if any(o >= since for _, o, _ in graphs)}
+    stats = {name: 0 for name, since, _ in fusions if any(o >= since for _, o, _ in graphs)}
     for graph, graph_opset, main in graphs:
         rw = _Rewriter(graph, graph_opset, taken, main)
         rw.created = set()
-        for name, since, fuse in FUSIONS:
+        for name, since, fuse in fusions:
             if graph_opset < since:
                 continue
             before = set(graph.initializers)
@@ -473,15 +475,4 @@ def fuse_named(model: ir.Model, names: Iterable[str]) -> dict[str, int]:
     unknown = wanted - {name for name, _, _ in FUSIONS}
     if unknown:
         raise ValueError(f"no fusion named {sorted(unknown)}")
-    opset = model.opset_imports.get("", 0)
-    rw = _Rewriter(model.graph, opset)
-    rw.created = set()
-    stats = {}
-    for name, since, fuse in FUSIONS:
-        if name in wanted and opset >= since:
-            before = set(model.graph.initializers)
-            stats[name] = fuse(rw)
-            rw.created |= set(model.graph.initializers) - before
-    if any(stats.values()):
-        rw.dead()
-    return stats
+    return fuse_patterns(model, only=wanted)
