@@ -35,7 +35,7 @@ from onnxport.errors import ConversionError, InputError, UnsupportedOpError
 from onnxport.export import FunctionBody
 from onnxport.opfacts import mark_not_trainable
 
-from . import dtypes
+from . import dtypes, layers
 
 #: JAX primitives that carry PRNG keys: refused unless the key is a constant the trace folded
 RANDOM_PRIMITIVES = {"random_seed", "random_bits", "random_wrap", "random_unwrap", "random_split",
@@ -604,7 +604,10 @@ def _export_model(obj: Any, example_inputs: Any, *, params: Any, dynamic_shapes:
         opts.input_names = opts.input_names or obj.input_names
         opts.output_names = opts.output_names or obj.output_names
     fn, params, takes = prepared = _as_function(obj, params)
-    closed, names, n_params = trace(obj, example_inputs, dynamic_shapes=dynamic_shapes, prepared=prepared)
+    # Flax layers as single primitives (not with functions=True: there nested jit calls of the
+    # layers' own code become functions)
+    with contextlib.nullcontext() if opts.functions else layers.intercepting(opset):
+        closed, names, n_params = trace(obj, example_inputs, dynamic_shapes=dynamic_shapes, prepared=prepared)
     reg = registry()
     check_supported(closed, reg)
     g = JaxGraph(opset, name=getattr(fn, "__name__", type(obj).__name__).strip("<>") or "main_graph")

@@ -1,0 +1,100 @@
+"""Flax NNX layers traced as single primitives of our own, during an export only.
+
+Tracing a Flax layer runs its Python (dtype promotion, reshapes, ``jnp`` helpers that are
+``jit``-wrapped), and the export then re-finds LayerNorm / Attention / Gemm in the low-level ops
+it produced. While :func:`intercepting` is active (around the exporter's ``jax.make_jaxpr``),
+``nnx.Linear``, ``nnx.LayerNorm`` and ``nnx.MultiHeadAttention`` calls that are plainly supported
+bind one primitive each (``onnxport_nnx_linear`` ...); its export primitive writes the ONNX ops the
+old path ends with. Every other call runs the layer's own ``__call__``: each family's
+``intercept`` returns ``NotImplemented`` unless it handles the call (see the family files in
+:mod:`onnxport_jax.ops.export`: ``nnx_linear``, ``nnx_layer_norm``, ``nnx_attention``).
+
+The patch is on the layer classes, so it is visible to every thread while an export runs; a call
+is intercepted only on the thread that runs the export (a thread-local says so), and the classes
+get their own ``__call__`` back when the last export leaves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+#: False: exports trace every layer through its own ``__call__`` (to compare the two paths)
+enabled = True
+
+_local = threading.local()
+_lock = threading.Lock()
+_active = 0
+_saved: list[tuple[type, Any]] = []
+
+
+def _families() -> list[Any]:
+    from .ops.export import nnx_attention, nnx_layer_norm, nnx_linear
+
+    return [nnx_linear, nnx_layer_norm, nnx_attention]
+
+
+def current_opset() -> int | None:
+    """The export opset while this thread traces an export with layers intercepted, else None."""
+    return getattr(_local, "opset", None)
+
+
+def _wrap(cls: type, own: Any, family: Any) -> Any:
+    def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
+        opset = getattr(_local, "opset", None)
+        if opset is not None and type(self) is cls:  # a subclass may change what the layer does
+            out = family.intercept(self, opset, args, kwargs)
+            if out is not NotImplemented:
+                return out
+        return own(self, *args, **kwargs)
+
+    __call__.__wrapped__ = own  # type: ignore[attr-defined]
+    return __call__
+
+
+@contextlib.contextmanager
+def intercepting(opset: int) -> Iterator[None]:
+    """Flax NNX layer calls on this thread bind onnxport layer primitives inside the block."""
+    global _active
+    if not enabled:
+        yield
+        return
+    with _lock:
+        if _active == 0:
+            for fam in _families():
+                cls = fam.layer_class()
+                own = cls.__dict__["__call__"]
+                _saved.append((cls, own))
+                cls.__call__ = _wrap(cls, own, fam)
+        _active += 1
+    outer = getattr(_local, "opset", None)
+    _local.opset = opset
+    try:
+        yield
+    finally:
+        _local.opset = outer
+        with _lock:
+            _active -= 1
+            if _active == 0:
+                while _saved:
+                    cls, own = _saved.pop()
+                    cls.__call__ = own
+
+
+def is_trace_value(x: Any) -> bool:
+    """``x`` is a value of a plain jaxpr trace (not under vmap, grad or another transform)."""
+    return type(x).__name__ == "DynamicJaxprTracer"
+
+
+def is_param_value(x: Any) -> bool:
+    """A weight as a layer primitive takes it: a plain trace value or a concrete array."""
+    import jax
+
+    return is_trace_value(x) or (isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer))
+
+
+def module_attrs_default(module: Any, **defaults: Any) -> bool:
+    """Every named attribute of ``module`` is (``is``) the given default."""
+    return all(getattr(module, k, None) is v for k, v in defaults.items())
