@@ -3,11 +3,12 @@
 Tracing a Flax layer runs its Python (dtype promotion, reshapes, ``jnp`` helpers that are
 ``jit``-wrapped), and the export then re-finds LayerNorm / Attention / Gemm in the low-level ops
 it produced. While :func:`intercepting` is active (around the exporter's ``jax.make_jaxpr``),
-``nnx.Linear``, ``nnx.LayerNorm`` and ``nnx.MultiHeadAttention`` calls that are plainly supported
+``nnx.Linear``, ``nnx.LayerNorm``, ``nnx.MultiHeadAttention``, ``nnx.Conv`` and ``nnx.BatchNorm``
+calls that are plainly supported
 bind one primitive each (``onnxport_nnx_linear`` ...); its export primitive writes the ONNX ops the
 old path ends with. Every other call runs the layer's own ``__call__``: each family's
 ``intercept`` returns ``NotImplemented`` unless it handles the call (see the family files in
-:mod:`onnxport_jax.ops.export`: ``nnx_linear``, ``nnx_layer_norm``, ``nnx_attention``).
+:mod:`onnxport_jax.ops.export`: ``nnx_linear``, ``nnx_layer_norm``, ``nnx_attention``, ``nnx_conv``, ``nnx_batch_norm``).
 
 The patch is on the layer classes, so it is visible to every thread while an export runs; a call
 is intercepted only on the thread that runs the export (a thread-local says so), and the classes
@@ -31,9 +32,9 @@ _saved: list[tuple[type, Any]] = []
 
 
 def _families() -> list[Any]:
-    from .ops.export import nnx_attention, nnx_layer_norm, nnx_linear
+    from .ops.export import nnx_attention, nnx_batch_norm, nnx_conv, nnx_layer_norm, nnx_linear
 
-    return [nnx_linear, nnx_layer_norm, nnx_attention]
+    return [nnx_linear, nnx_layer_norm, nnx_attention, nnx_conv, nnx_batch_norm]
 
 
 def current_opset() -> int | None:
