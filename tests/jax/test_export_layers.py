@@ -24,7 +24,8 @@ layers = pytest.importorskip("onnxport_jax.layers")
 
 RTOL, ATOL = 1e-5, 1e-6
 PRIMS = {"linear": "lax.onnxport_nnx_linear", "norm": "lax.onnxport_nnx_layer_norm",
-         "attention": "lax.onnxport_nnx_attention"}
+         "attention": "lax.onnxport_nnx_attention", "conv": "lax.onnxport_nnx_conv",
+         "batch_norm": "lax.onnxport_nnx_batch_norm"}
 
 
 def _x(*shape, seed=0):
@@ -112,6 +113,47 @@ def test_layer_norm_symbolic_batch():
                        dynamic_shapes=({0: "batch", 1: "length"},))
 
 
+@pytest.mark.parametrize("shape,args,kw", [
+    ((2, 8, 8, 3), (3, 4, (3, 3)), {}),
+    ((1, 9, 9, 4), (4, 6, (3, 3)), {"strides": 2, "padding": "VALID", "use_bias": False}),
+    ((2, 10, 4), (4, 6, (3,)), {"kernel_dilation": 2, "feature_group_count": 2, "padding": ((1, 2),)}),
+    ((1, 7, 7, 2), (2, 3, (2, 2)), {"strides": (2, 1), "padding": "SAME"}),
+    ((1, 4, 5, 6, 2), (2, 3, (2, 2, 2)), {})], ids=["same", "strided_valid", "grouped_dilated_1d", "same_even", "3d"])
+def test_conv(shape, args, kw):
+    _same_as_flax_path(nnx.Conv(*args, rngs=nnx.Rngs(0), **kw), (_x(*shape),), PRIMS["conv"])
+
+
+def _bn(c):
+    m = nnx.BatchNorm(c, use_running_average=True, rngs=nnx.Rngs(0))
+    m.mean[...] = jnp.linspace(-1.0, 1.0, c)
+    m.var[...] = jnp.linspace(0.5, 2.0, c)
+    return m
+
+
+class _ConvBlock(nnx.Module):
+    def __init__(self):
+        self.conv = nnx.Conv(3, 4, (3, 3), rngs=nnx.Rngs(0))
+        self.norm = _bn(4)
+
+    def __call__(self, x):
+        return nnx.relu(self.norm(self.conv(x)))
+
+
+def test_batch_norm_rows():
+    _same_as_flax_path(_bn(3), (_x(4, 3),), PRIMS["batch_norm"])
+
+
+@pytest.mark.parametrize("shape", [(2, 4, 4, 3), (2, 5, 3)], ids=["nhwc", "nwc"])
+def test_batch_norm_alone_is_flax(shape):
+    # channels-last BatchNorm not after a Conv: the traced arithmetic stays (it is not fused)
+    _falls_back(_bn(3), (_x(*shape),), PRIMS["batch_norm"])
+
+
+def test_conv_batch_norm_block():
+    _same_as_flax_path(_ConvBlock(), (_x(2, 6, 6, 3),), PRIMS["batch_norm"])
+    _same_as_flax_path(_ConvBlock(), (_x(2, 6, 6, 3),), PRIMS["conv"], dynamic_shapes=({0: "batch"},))
+
+
 class _Tied(nnx.Module):
     def __init__(self):
         self.fc = nnx.Linear(4, 4, rngs=nnx.Rngs(0))
@@ -140,8 +182,21 @@ def test_fallbacks_export_correctly():
     # under vmap the inputs are batch tracers: Flax's call, batched by JAX
     lin = nnx.Linear(4, 5, rngs=nnx.Rngs(0))
     _falls_back(lambda a: jax.vmap(lin)(a), (x,), PRIMS["linear"])
+    _falls_back(nnx.Conv(4, 5, (3,), padding="CIRCULAR", rngs=nnx.Rngs(0)), (x,), PRIMS["conv"])
+    _falls_back(nnx.Conv(4, 5, (2,), input_dilation=2, padding=((1, 1),), rngs=nnx.Rngs(0)), (x,), PRIMS["conv"])
+    _falls_back(nnx.Conv(4, 5, (3,), padding="CAUSAL", rngs=nnx.Rngs(0)), (x,), PRIMS["conv"])
+    _falls_back(nnx.BatchNorm(4, use_running_average=True, use_scale=False, rngs=nnx.Rngs(0)), (x,),
+                PRIMS["batch_norm"])
     # functions=True keeps Flax's own calls (their nested jit calls become functions)
     _falls_back(nnx.LayerNorm(4, rngs=nnx.Rngs(0)), (x,), PRIMS["norm"], functions=True)
+
+
+def test_batch_statistics_are_not_intercepted():
+    bn = nnx.BatchNorm(4, use_running_average=False, rngs=nnx.Rngs(0))
+    x = _x(3, 4)
+    _, got, targets = _export(nnx.BatchNorm(4, use_running_average=False, rngs=nnx.Rngs(0)), (x,))
+    assert PRIMS["batch_norm"] not in targets
+    np.testing.assert_allclose(got[0], np.asarray(bn(x)), rtol=RTOL, atol=1e-5)
 
 
 def test_active_dropout_is_not_intercepted():
@@ -161,7 +216,8 @@ def _prims(jaxpr) -> set[str]:
 
 
 def test_nothing_intercepted_outside_export():
-    own = {c: c.__dict__["__call__"] for c in (nnx.Linear, nnx.LayerNorm, nnx.MultiHeadAttention)}
+    own = {c: c.__dict__["__call__"] for c in (nnx.Linear, nnx.LayerNorm, nnx.MultiHeadAttention, nnx.Conv,
+                                                 nnx.BatchNorm)}
     mha = nnx.MultiHeadAttention(2, 8, decode=False, rngs=nnx.Rngs(0))
     x = _x(2, 5, 8)
     _export(mha, (x,))

@@ -70,18 +70,31 @@ def intercepting(opset: int) -> Iterator[None]:
                 _saved.append((cls, own))
                 cls.__call__ = _wrap(cls, own, fam)
         _active += 1
-    outer = getattr(_local, "opset", None)
-    _local.opset = opset
+    outer = getattr(_local, "opset", None), getattr(_local, "made", None)
+    _local.opset, _local.made = opset, {}
     try:
         yield
     finally:
-        _local.opset = outer
+        _local.opset, _local.made = outer
         with _lock:
             _active -= 1
             if _active == 0:
                 while _saved:
                     cls, own = _saved.pop()
                     cls.__call__ = own
+
+
+def remember(kind: str, out: Any) -> Any:
+    """Note that ``out`` is the result of an intercepted ``kind`` layer (for :func:`made_by`)."""
+    made = getattr(_local, "made", None)
+    if made is not None:
+        made.setdefault(kind, []).append(out)  # kept alive: ids stay unique during the export
+    return out
+
+
+def made_by(kind: str, x: Any) -> bool:
+    """``x`` is the result of an intercepted ``kind`` layer of this export."""
+    return any(o is x for o in (getattr(_local, "made", None) or {}).get(kind, ()))
 
 
 def is_trace_value(x: Any) -> bool:

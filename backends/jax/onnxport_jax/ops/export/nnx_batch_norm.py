@@ -13,7 +13,7 @@ from jax.extend.core import Primitive
 
 from onnxport import Sample, exporter
 
-from ...layers import is_param_value, is_trace_value
+from ...layers import is_param_value, is_trace_value, made_by
 from ._samples import randn
 
 batch_norm_p = Primitive("onnxport_nnx_batch_norm")
@@ -33,7 +33,7 @@ def layer_class() -> type:
 def intercept(layer: Any, opset: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """The primitive's result, or ``NotImplemented`` (Flax's own call) unless: running averages
     are used (eval mode: no batch statistics, no state update); one plain trace float32 input of
-    rank 2 or more, normalized per last axis; no mask; scale and bias used; no ``dtype``, no
+    rank 2 or more, normalized per last axis, of rank 2 or straight from an intercepted ``nnx.Conv``; no mask; scale and bias used; no ``dtype``, no
     cross-device axis, Flax's default dtype promotion; statistics and weights float32."""
     from flax.nnx.nn import dtypes as flax_dtypes
 
@@ -44,6 +44,10 @@ def intercept(layer: Any, opset: int, args: tuple[Any, ...], kwargs: dict[str, A
         return NotImplemented
     x = args[0]
     if not is_trace_value(x) or x.dtype != jnp.float32 or x.ndim < 2 or layer.axis not in (-1, x.ndim - 1):
+        return NotImplemented
+    if x.ndim > 2 and not made_by("conv", x):
+        # channels-last arithmetic is fused into BatchNormalization only where a Conv's Transposes
+        # move it channels-first; elsewhere the traced form stays (and its numbers differ)
         return NotImplemented
     if (not layer.use_scale or not layer.use_bias or layer.dtype is not None or layer.axis_name is not None
             or layer.axis_index_groups is not None or layer.promote_dtype is not flax_dtypes.promote_dtype):
@@ -63,8 +67,25 @@ def _norm(features: int) -> Any:
     return m
 
 
+def _conv_norm_class() -> type:
+    from flax import nnx
+
+    class ConvNorm(nnx.Module):
+        def __init__(self) -> None:
+            self.conv = nnx.Conv(3, 4, (3, 3), rngs=nnx.Rngs(0))
+            self.norm = _norm(4)
+
+        def __call__(self, x: Any) -> Any:
+            return self.norm(self.conv(x))
+
+    return ConvNorm
+
+
+_ConvNorm = _conv_norm_class()
+
+
 @exporter("lax.onnxport_nnx_batch_norm", samples=[
-    Sample(_norm(3), (randn(2, 4, 4, 3),), emits=("BatchNormalization",), name="nhwc"),
+    Sample(_ConvNorm(), (randn(2, 4, 4, 3),), emits=("Conv", "BatchNormalization"), name="after_conv"),
     Sample(_norm(5), (randn(4, 5),), emits=("BatchNormalization",), name="rows"),
 ])
 def nnx_batch_norm(g, x, scale, bias, mean, var, *, epsilon):

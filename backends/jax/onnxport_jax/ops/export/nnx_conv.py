@@ -16,7 +16,7 @@ from jax.extend.core import Primitive
 
 from onnxport import Sample, exporter
 
-from ...layers import is_param_value, is_trace_value
+from ...layers import is_param_value, is_trace_value, remember
 from ._samples import randn
 from .convolution import conv_general_dilated
 
@@ -88,8 +88,8 @@ def intercept(layer: Any, opset: int, args: tuple[Any, ...], kwargs: dict[str, A
     padding = tuple((int(lo), int(hi)) for lo, hi in padding)
     if len(padding) != n:
         return NotImplemented
-    return conv_p.bind(x, kernel, *([bias] if bias is not None else []), strides=strides, padding=padding,
-                       dilation=dilation, groups=int(layer.feature_group_count))
+    return remember("conv", conv_p.bind(x, kernel, *([bias] if bias is not None else []), strides=strides, padding=padding,
+                       dilation=dilation, groups=int(layer.feature_group_count)))
 
 
 def _conv(cin: int, cout: int, size: tuple[int, ...], **kw: Any) -> Any:
