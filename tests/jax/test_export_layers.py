@@ -154,6 +154,25 @@ def test_conv_batch_norm_block():
     _same_as_flax_path(_ConvBlock(), (_x(2, 6, 6, 3),), PRIMS["conv"], dynamic_shapes=({0: "batch"},))
 
 
+class _Causal(nnx.Module):
+    def __init__(self, combine=False):
+        self.attn = nnx.MultiHeadAttention(2, 8, decode=False, rngs=nnx.Rngs(0))
+        self.combine = combine
+
+    def __call__(self, x):
+        mask = nnx.make_causal_mask(x[..., 0])
+        if self.combine:  # another mask form: Flax's own call
+            mask = nnx.combine_masks(mask, nnx.make_attention_mask(x[..., 0] > -9, x[..., 0] > -9))
+        return self.attn(x, mask=mask)
+
+
+def test_attention_causal_mask_made_in_the_export():
+    proto = _same_as_flax_path(_Causal(), (_x(2, 5, 8),), PRIMS["attention"])
+    att = [n for n in proto.graph.node if n.op_type == "Attention"]
+    assert [a.i for n in att for a in n.attribute if a.name == "is_causal"] == [1]
+    _falls_back(_Causal(combine=True), (_x(2, 5, 8),), PRIMS["attention"])
+
+
 class _Tied(nnx.Module):
     def __init__(self):
         self.fc = nnx.Linear(4, 4, rngs=nnx.Rngs(0))
@@ -224,6 +243,7 @@ def test_nothing_intercepted_outside_export():
     with pytest.raises(onnxport.OnnxportError):  # a failing trace restores the classes too
         onnxport.export_model(lambda a: mha(a)[0, 0, 0].item(), (x,), opset=23)
     assert {c: c.__dict__["__call__"] for c in own} == own
+    assert not hasattr(nnx.make_causal_mask, "__wrapped__")
     names = _prims(jax.make_jaxpr(lambda a: mha(a))(x).jaxpr)
     assert not any(n.startswith("onnxport") for n in names), names
     np.testing.assert_array_equal(np.asarray(mha(x)), np.asarray(jax.jit(lambda a: mha(a))(x)))

@@ -29,6 +29,7 @@ _local = threading.local()
 _lock = threading.Lock()
 _active = 0
 _saved: list[tuple[type, Any]] = []
+_saved_functions: list[tuple[Any, str, Any]] = []
 
 
 def _families() -> list[Any]:
@@ -69,6 +70,10 @@ def intercepting(opset: int) -> Iterator[None]:
                 own = cls.__dict__["__call__"]
                 _saved.append((cls, own))
                 cls.__call__ = _wrap(cls, own, fam)
+                for owner, name, make in getattr(fam, "function_patches", list)():
+                    own_fn = owner.__dict__[name]
+                    _saved_functions.append((owner, name, own_fn))
+                    setattr(owner, name, make(own_fn))
         _active += 1
     outer = getattr(_local, "opset", None), getattr(_local, "made", None)
     _local.opset, _local.made = opset, {}
@@ -82,6 +87,9 @@ def intercepting(opset: int) -> Iterator[None]:
                 while _saved:
                     cls, own = _saved.pop()
                     cls.__call__ = own
+                while _saved_functions:
+                    owner, name, own_fn = _saved_functions.pop()
+                    setattr(owner, name, own_fn)
 
 
 def remember(kind: str, out: Any) -> Any:

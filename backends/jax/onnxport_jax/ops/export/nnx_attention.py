@@ -14,14 +14,14 @@ from jax.extend.core import Primitive
 
 from onnxport import Sample, exporter
 
-from ...layers import is_param_value, is_trace_value
+from ...layers import current_opset, is_param_value, is_trace_value, made_by, remember
 from ._samples import randn
 
 attention_p = Primitive("onnxport_nnx_attention")
 
 
 @attention_p.def_abstract_eval
-def _abstract(q: Any, k: Any, v: Any, *params: Any, num_heads: int) -> ShapedArray:
+def _abstract(q: Any, k: Any, v: Any, *params: Any, num_heads: int, causal: bool) -> ShapedArray:
     return ShapedArray((*q.shape[:-1], params[6].shape[-1]), q.dtype)
 
 
@@ -31,7 +31,26 @@ def layer_class() -> type:
     return nnx.MultiHeadAttention
 
 
-_CALL_DEFAULTS = {"mask": None, "sow_weights": False, "decode": None, "is_causal": False,
+def function_patches() -> list[tuple[Any, str, Any]]:
+    """``nnx.make_causal_mask`` notes the masks it makes during an export: such a mask is
+    Attention's ``is_causal`` (its own computation is traced and left unused)."""
+    import flax.nnx
+    from flax.nnx.nn import attention as flax_attention
+
+    def make(own: Any) -> Any:
+        def make_causal_mask(x: Any, extra_batch_dims: int = 0, dtype: Any = jnp.float32) -> Any:
+            out = own(x, extra_batch_dims=extra_batch_dims, dtype=dtype)
+            if current_opset() is not None and extra_batch_dims == 0 and is_trace_value(out):
+                remember("causal_mask", out)
+            return out
+
+        make_causal_mask.__wrapped__ = own  # type: ignore[attr-defined]
+        return make_causal_mask
+
+    return [(flax.nnx, "make_causal_mask", make), (flax_attention, "make_causal_mask", make)]
+
+
+_CALL_DEFAULTS = {"sow_weights": False, "decode": None, "is_causal": False,
                   "out_sharding": None, "qkv_sharding": None}
 
 
@@ -43,7 +62,9 @@ def _symbolic_dims(shape: tuple[Any, ...]) -> int:
 def intercept(layer: Any, opset: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """The primitive's result, or ``NotImplemented`` (Flax's own call) unless: opset 23 or later;
     rank-3 float32 plain trace inputs of static shapes (with a symbolic size Flax's
-    traced attention is not fused, and its numbers differ from Attention's in the last bit); no mask, no causal flag,
+    traced attention is not fused, and its numbers differ from Attention's in the last bit); no mask
+    but one ``nnx.make_causal_mask`` made during this export, for equal query and key lengths; no
+    causal flag,
     no decode cache, no sown weights, no sharding; dropout off (rate 0, or deterministic);
     Flax's default attention function, dot_generals, dtype promotion and precision, no ``dtype``;
     biases used; as many key / value heads as query heads; no query / key normalization."""
@@ -52,7 +73,8 @@ def intercept(layer: Any, opset: int, args: tuple[Any, ...], kwargs: dict[str, A
 
     if opset < 23 or not 1 <= len(args) <= 3:
         return NotImplemented
-    rest = {k: v for k, v in kwargs.items() if k not in ("deterministic", "rngs")}
+    rest = {k: v for k, v in kwargs.items() if k not in ("deterministic", "rngs", "mask")}
+    mask = kwargs.get("mask")
     if set(rest) - set(_CALL_DEFAULTS) or any(rest[k] is not _CALL_DEFAULTS[k] and rest[k] != _CALL_DEFAULTS[k]
                                               for k in rest):
         return NotImplemented
@@ -79,6 +101,10 @@ def intercept(layer: Any, opset: int, args: tuple[Any, ...], kwargs: dict[str, A
     if k.shape[:2] != v.shape[:2] or q.shape[-1] != layer.in_features or k.shape[-1] != layer.in_kv_features \
             or v.shape[-1] != layer.in_kv_features:
         return NotImplemented
+    causal = mask is not None
+    if causal and (not made_by("causal_mask", mask) or mask.shape != (q.shape[0], 1, q.shape[1], k.shape[1])
+                   or q.shape[1] != k.shape[1]):
+        return NotImplemented
     heads, depth = layer.num_heads, layer.head_dim
     params = []
     for proj, n_in in ((layer.query, q.shape[-1]), (layer.key, k.shape[-1]), (layer.value, v.shape[-1])):
@@ -90,7 +116,7 @@ def intercept(layer: Any, opset: int, args: tuple[Any, ...], kwargs: dict[str, A
         return NotImplemented
     if any(not is_param_value(p) or p.dtype != jnp.float32 for p in params):
         return NotImplemented
-    return attention_p.bind(q, k, v, *params, num_heads=heads)
+    return attention_p.bind(q, k, v, *params, num_heads=heads, causal=causal)
 
 
 def _mha(features: int, heads: int) -> Any:
@@ -109,7 +135,7 @@ def _attention_scale(depth: int) -> float:
     Sample(_mha(8, 2), (randn(1, 5, 8),), emits=("Einsum", "Attention"), name="self"),
     Sample(_mha(12, 3), (randn(1, 4, 12), randn(1, 6, 12, seed=1)), emits=("Einsum", "Attention"), name="cross"),
 ])
-def nnx_attention(g, q, k, v, qk, qb, kk, kb, vk, vb, ok, ob, *, num_heads):
+def nnx_attention(g, q, k, v, qk, qb, kk, kb, vk, vb, ok, ob, *, num_heads, causal=False):
     """Per projection ``Einsum(x, kernel) + bias`` (heads split), the three flattened to
     ``(batch, length, heads * depth)`` for Attention, its result split back into heads, then the
     output Einsum over heads and depth + bias."""
@@ -129,7 +155,8 @@ def nnx_attention(g, q, k, v, qk, qb, kk, kb, vk, vb, ok, ob, *, num_heads):
     # results depend on it in the last bit)
     qkv = [project(x, kern, b) for x, kern, b in ((q, qk, qb), (k, kk, kb), (v, vk, vb))]
     qs, ks, vs = (flat(x, i) for i, x in enumerate(qkv))
-    y = g.op("Attention", qs, ks, vs, scale=_attention_scale(depth), q_num_heads=num_heads, kv_num_heads=num_heads)
+    y = g.op("Attention", qs, ks, vs, scale=_attention_scale(depth), is_causal=1 if causal else None,
+             q_num_heads=num_heads, kv_num_heads=num_heads)
     dims = [g.dim_or_none(d) for d in g.in_aval(0).shape[:2]]
     y = g.op("Reshape", y, g.initializer(g.fresh("attention_shape"), np.asarray(
         [-1 if d is None else d for d in dims] + [num_heads, depth], np.int64)))
