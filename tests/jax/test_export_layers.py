@@ -208,6 +208,9 @@ def test_fallbacks_export_correctly():
                 PRIMS["batch_norm"])
     # functions=True keeps Flax's own calls (their nested jit calls become functions)
     _falls_back(nnx.LayerNorm(4, rngs=nnx.Rngs(0)), (x,), PRIMS["norm"], functions=True)
+    # fuse=False / optimize=False keep the traced form of every layer
+    _falls_back(nnx.LayerNorm(4, rngs=nnx.Rngs(0)), (x,), PRIMS["norm"], fuse=False)
+    _falls_back(mha, (x,), PRIMS["attention"], optimize=False)
 
 
 def test_batch_statistics_are_not_intercepted():

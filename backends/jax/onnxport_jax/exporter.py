@@ -604,9 +604,11 @@ def _export_model(obj: Any, example_inputs: Any, *, params: Any, dynamic_shapes:
         opts.input_names = opts.input_names or obj.input_names
         opts.output_names = opts.output_names or obj.output_names
     fn, params, takes = prepared = _as_function(obj, params)
-    # Flax layers as single primitives (not with functions=True: there nested jit calls of the
-    # layers' own code become functions)
-    with contextlib.nullcontext() if opts.functions else layers.intercepting(opset):
+    # Flax layers as single primitives, which write the ops the optimized and fused graph has: not
+    # with optimize=False or fuse=False (the traced form stays there), nor with functions=True
+    # (nested jit calls of the layers' own code become functions)
+    whole = opts.functions or not opts.optimize or opts.fuse is False
+    with contextlib.nullcontext() if whole else layers.intercepting(opset):
         closed, names, n_params = trace(obj, example_inputs, dynamic_shapes=dynamic_shapes, prepared=prepared)
     reg = registry()
     check_supported(closed, reg)
@@ -676,6 +678,9 @@ class ExportSupport(Exporter):
         of every input with more than one row symbolic (inputs with the same size share the
         name), and exports with static shapes where the function cannot be traced that way."""
         options.pop("example_kwargs", None)
+        layer_opset = options.pop("layer_opset", None)
+        if layer_opset is not None and options.get("opset") is None:
+            options["opset"] = max(layer_opset, _export.DEFAULT_OPSET)
         if options.pop("symbolic_batch", False) and options.get("dynamic_shapes") is None:
             args = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
             specs = tuple({0: f"n{np.shape(a)[0]}"} if np.ndim(a) and np.shape(a)[0] > 1 else None for a in args)
@@ -688,8 +693,10 @@ class ExportSupport(Exporter):
 
     def prepare_export_sample(self, sample: Any, target: str | None = None) -> tuple[Any, dict[str, Any]]:
         """Samples are exported with a symbolic dim 0 where they allow it (see :meth:`export_model`),
-        so the testkit also runs them at a larger batch."""
-        return sample, {"symbolic_batch": True}
+        so the testkit also runs them at a larger batch. A Flax layer primitive's samples are
+        exported at its lowest opset where that is above the default (Attention: 23)."""
+        lo = layers.min_opset(target) if target else None
+        return sample, {"symbolic_batch": True, **({"layer_opset": lo} if lo is not None else {})}
 
     def from_numpy(self, a: np.ndarray) -> Any:
         """A JAX array of the same type (64-bit types made with x64 on, so they stay 64-bit)."""
@@ -704,6 +711,11 @@ class ExportSupport(Exporter):
 
         targets = {p.target for p in onnxport.registry().exports("jax") if p.fn is prim.fn}
         traced = model.meta.get("onnxport.jax.targets", [])
+        lo = layers.min_opset(prim.target)
+        if lo is not None and model.opset_imports.get("", 0) < lo:
+            # below its lowest opset a Flax layer runs its own call: the layer primitive is not used
+            assert not targets & set(traced), f"{prim.target} used at opset {model.opset_imports.get('')}"
+            return
         assert targets & set(traced), f"the sample exercises none of {sorted(targets)}; traced: {traced}"
 
     def run_native(self, fn: Callable, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[np.ndarray]:

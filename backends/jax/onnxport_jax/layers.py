@@ -38,6 +38,15 @@ def _families() -> list[Any]:
     return [nnx_linear, nnx_layer_norm, nnx_attention, nnx_conv, nnx_batch_norm]
 
 
+def min_opset(target: str) -> int | None:
+    """For a layer primitive's registry key (``lax.onnxport_nnx_linear``): the lowest opset it is
+    used at; None for any other key."""
+    for fam in _families():
+        if target == f"lax.{fam.layer_primitive().name}":
+            return fam.MIN_OPSET
+    return None
+
+
 def current_opset() -> int | None:
     """The export opset while this thread traces an export with layers intercepted, else None."""
     return getattr(_local, "opset", None)

@@ -18,6 +18,8 @@ from ...layers import current_opset, is_param_value, is_trace_value, made_by, re
 from ._samples import randn
 
 attention_p = Primitive("onnxport_nnx_attention")
+#: below this opset every call runs Flax's own ``__call__``
+MIN_OPSET = 23
 
 
 @attention_p.def_abstract_eval
@@ -71,7 +73,7 @@ def intercept(layer: Any, opset: int, args: tuple[Any, ...], kwargs: dict[str, A
     from flax.nnx.nn import attention as flax_attention
     from flax.nnx.nn import dtypes as flax_dtypes
 
-    if opset < 23 or not 1 <= len(args) <= 3:
+    if opset < MIN_OPSET or not 1 <= len(args) <= 3:
         return NotImplemented
     rest = {k: v for k, v in kwargs.items() if k not in ("deterministic", "rngs", "mask")}
     mask = kwargs.get("mask")
@@ -163,3 +165,7 @@ def nnx_attention(g, q, k, v, qk, qb, kk, kb, vk, vb, ok, ob, *, num_heads, caus
     out = g.op("Einsum", y, ok, equation="abcd,cde->abe")
     e = g.in_aval(9).shape[-1]
     return g.op("Add", out, g.op("Reshape", ob, g.const(np.asarray([1, 1, e], np.int64))))
+
+
+def layer_primitive() -> Primitive:
+    return attention_p

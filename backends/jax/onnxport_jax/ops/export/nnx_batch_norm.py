@@ -17,6 +17,8 @@ from ...layers import is_param_value, is_trace_value, made_by
 from ._samples import randn
 
 batch_norm_p = Primitive("onnxport_nnx_batch_norm")
+#: below this opset every call runs Flax's own ``__call__``
+MIN_OPSET = 1
 
 
 @batch_norm_p.def_abstract_eval
@@ -96,3 +98,7 @@ def nnx_batch_norm(g, x, scale, bias, mean, var, *, epsilon):
     xt = g.op("Transpose", x, perm=[0, r - 1, *range(1, r - 1)])
     y = g.op("BatchNormalization", xt, scale, bias, mean, var, epsilon=float(epsilon))
     return g.op("Transpose", y, perm=[0, *range(2, r), 1])
+
+
+def layer_primitive() -> Primitive:
+    return batch_norm_p

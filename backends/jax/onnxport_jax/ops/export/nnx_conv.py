@@ -21,6 +21,8 @@ from ._samples import randn
 from .convolution import conv_general_dilated
 
 conv_p = Primitive("onnxport_nnx_conv")
+#: below this opset every call runs Flax's own ``__call__``
+MIN_OPSET = 1
 
 
 def _out_shape(x_shape, k_shape, strides, padding, dilation) -> tuple[Any, ...]:
@@ -119,3 +121,7 @@ def nnx_conv(g, x, kernel, *bias, strides, padding, dilation, groups):
     b = g.op("Reshape", bias[0], g.const(np.asarray(row, np.int64)))
     b.dtype, b.shape = bias[0].dtype, ir.Shape(row)  # typed as the traced reshape: the bias folds into Conv
     return g.op("Add", y, b)
+
+
+def layer_primitive() -> Primitive:
+    return conv_p

@@ -16,6 +16,8 @@ from ...layers import is_param_value, is_trace_value
 from ._samples import randn
 
 layer_norm_p = Primitive("onnxport_nnx_layer_norm")
+#: below this opset every call runs Flax's own ``__call__``
+MIN_OPSET = 17
 
 
 @layer_norm_p.def_abstract_eval
@@ -41,7 +43,7 @@ def intercept(layer: Any, opset: int, args: tuple[Any, ...], kwargs: dict[str, A
     default dtype promotion."""
     from flax.nnx.nn import dtypes as flax_dtypes
 
-    if opset < 17 or len(args) != 1 or kwargs.get("mask") is not None or set(kwargs) - {"mask"}:
+    if opset < MIN_OPSET or len(args) != 1 or kwargs.get("mask") is not None or set(kwargs) - {"mask"}:
         return NotImplemented
     x = args[0]
     if not is_trace_value(x) or x.dtype != jnp.float32 or x.ndim < 2:
@@ -69,3 +71,7 @@ def _norm(features: int, **kw: Any) -> Any:
 def nnx_layer_norm(g, x, scale, bias, *, epsilon):
     """LayerNormalization over the last axis."""
     return g.op("LayerNormalization", x, scale, bias, axis=-1, epsilon=float(epsilon))
+
+
+def layer_primitive() -> Primitive:
+    return layer_norm_p

@@ -17,6 +17,8 @@ from ...layers import is_param_value, is_trace_value
 from ._samples import randn
 
 linear_p = Primitive("onnxport_nnx_linear")
+#: below this opset every call runs Flax's own ``__call__``
+MIN_OPSET = 1
 
 
 @linear_p.def_abstract_eval
@@ -70,3 +72,7 @@ def nnx_linear(g, x, kernel, *bias):
         return g.op("Gemm", x, kernel, bias[0])
     y = g.op("MatMul", x, kernel)
     return g.op("Add", y, bias[0]) if bias else y
+
+
+def layer_primitive() -> Primitive:
+    return linear_p
