@@ -19,6 +19,7 @@ from onnxport.backend import Backend
 from onnxport.backend_parts import PackageNative
 from onnxport.driver import ImportPlan
 from onnxport.errors import ConversionError, InputError
+from onnxport.filedata import read_row_blocks, readable
 from onnxport.inputs import bind_inputs, check_shape
 from onnxport.layout import plan_program as plan_layout
 from onnxport.program import Env, GraphCompiler, Step, iter_steps
@@ -26,7 +27,7 @@ from onnxport.program import Program as _CoreProgram
 
 from . import dtypes, fusion, layout
 from .context import CALL, CallState, DataDependentError, Mode, NodeContext, is_static
-from .variables import new_variable, var_name, weight_variable
+from .variables import new_variable
 
 _FOLD_LIMIT = 1 << 26  # elements; larger folded constants stay runtime computations
 #: folded constants of at least this many elements read at run time are held in non-trainable
@@ -377,6 +378,34 @@ def _input_spec(v: ir.Value) -> dict[str, Any]:
     return {"name": v.name, "kind": kind, "tf_dtype": tf_dtype, "np_dtype": np_dtype, "shape": shape}
 
 
+def _var_name(key: str) -> str:
+    import re
+
+    return re.sub(r"[^A-Za-z0-9_.\-/]", "_", key) or "weight"
+
+
+#: weights at least this large that the model file holds as they are fill their variable from the
+#: file block by block (``tf.Variable(array)`` holds up to three copies of the array at once)
+_BLOCK_FILL_BYTES = 32 << 20
+
+
+def _variable(arrays: dict[str, np.ndarray], key: str, value: ir.Value, *, trainable: bool) -> tf.Variable:
+    """The variable of weight ``key``, taking its host array out of ``arrays`` (dropped here)."""
+    arr = arrays.pop(key)
+    tensor = value.const_value
+    if not (arr.nbytes >= _BLOCK_FILL_BYTES and arr.ndim >= 1 and readable(tensor)
+            and arr.dtype == np.dtype(tensor.dtype.numpy()) and arr.shape == tuple(tensor.shape.numpy())):
+        return new_variable(arr, trainable=trainable, name=_var_name(key))
+    shape, dtype = arr.shape, tf.as_dtype(arr.dtype)
+    del arr  # the file holds the same bytes: the variable is filled from it, one block at a time
+    var = new_variable(lambda: tf.zeros(shape, dtype), dtype=dtype, shape=shape, trainable=trainable,
+                       name=_var_name(key))
+    for first, rows in read_row_blocks(tensor):
+        tf.raw_ops.ResourceStridedSliceAssign(ref=var.handle, begin=[first], end=[first + len(rows)],
+                                              strides=[1], value=rows)
+    return var
+
+
 def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
     """Build the :class:`TfModel` for a prepared plan.
 
@@ -409,13 +438,13 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
     var_values: dict[str, ir.Value] = {}
     # each host array is dropped once its variable holds the values: the peak stays near one copy
     for key in list(builder.params):
-        variables[key] = weight_variable(builder.params, key, builder.param_values[key], trainable=True)
+        variables[key] = _variable(builder.params, key, builder.param_values[key], trainable=True)
         var_values[key] = builder.param_values[key]
     for key in list(builder.state):  # running statistics: updated in training, not trained
-        variables[key] = weight_variable(builder.state, key, builder.param_values[key], trainable=False)
+        variables[key] = _variable(builder.state, key, builder.param_values[key], trainable=False)
         var_values[key] = builder.param_values[key]
     for key, v in hoisted.items():
-        variables[key] = new_variable(builder.static.pop(v), trainable=False, name=var_name(key))
+        variables[key] = new_variable(builder.static.pop(v), trainable=False, name=_var_name(key))
         var_values[key] = v
     info = {
         "inputs": [_input_spec(v) for v in graph.inputs],
@@ -425,7 +454,7 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
     }
     seed = options.get("seed")
     return TfModel(program, variables, var_values, builder.static, info, builder.mode, builder.random,
-                   None if seed is None else int(seed), name=var_name(graph.name or "onnx_model"))
+                   None if seed is None else int(seed), name=_var_name(graph.name or "onnx_model"))
 
 
 from .export_support import ExportSupport  # noqa: E402  (the export side)
