@@ -78,8 +78,10 @@ def is_statistics(value: ir.Value) -> bool:
 
 
 # -- validation ---------------------------------------------------------------------------
-def validate(model: ir.Model) -> None:
-    """Check what the importer relies on: known domains, defined values, no cycles."""
+def validate(model: ir.Model) -> bool:
+    """Check what the importer relies on: known domains, defined values, no cycles; returns
+    whether a graph was out of order (and was sorted)."""
+    reordered = False
     opsets = model.opset_imports
     functions = {(f.domain, f.name) for f in model.functions.values()}
     for graph in iter_model_graphs(model):  # function bodies too: they may be kept as they are
@@ -103,6 +105,7 @@ def validate(model: ir.Model) -> None:
                     )
         if _in_order(graph):
             continue  # a valid order exists, so there is no cycle; sorting would change nothing
+        reordered = True
         try:
             graph.sort()
         except ValueError as exc:
@@ -110,6 +113,7 @@ def validate(model: ir.Model) -> None:
     for out in model.graph.outputs:
         if out.producer() is None and not out.is_graph_input() and not out.is_initializer():
             raise ModelError(f"graph output {out.name!r} is produced by no node")
+    return reordered
 
 
 def _in_order(graph: ir.Graph) -> bool:
@@ -330,6 +334,9 @@ class ImportPlan:
         self.options = options
         self._info: dict[int, NodeInfo] = {}
         self._found: dict[tuple[str, str, int], ImportPrimitive | None] = {}
+        #: per (domain, op, version): the primitive and the spec; per domain: the model's opset
+        self._resolved: dict[tuple[str, str, int], tuple[ImportPrimitive, _spec.OpSpec | None]] = {}
+        self._opsets: dict[str, int] = {}
 
     def find_import(self, domain: str, op_type: str, version: int) -> ImportPrimitive | None:
         """The backend's primitive for an op at a version (looked up once per op and version)."""
@@ -341,11 +348,18 @@ class ImportPlan:
     def info(self, node: ir.Node) -> NodeInfo:
         """Primitive, spec and attributes of a node (cached)."""
         key = id(node)
-        if key not in self._info:
-            domain = _spec.normalize_domain(node.domain)
-            opset = model_opset(self.model, domain)
-            version = node.meta.get(VERSION_KEY, opset)
-            prim = self.find_import(domain, node.op_type, version)
+        found = self._info.get(key)
+        if found is not None:
+            return found
+        domain = _spec.normalize_domain(node.domain)
+        opset = self._opsets.get(domain)
+        if opset is None:
+            opset = self._opsets[domain] = model_opset(self.model, domain)
+        version = node.meta.get(VERSION_KEY, opset)
+        op = (domain, node.op_type, version)
+        resolved = self._resolved.get(op)
+        if resolved is None:
+            prim = self.find_import(*op)
             if prim is None:
                 raise UnsupportedOpError(
                     f"no {self.backend} primitive for {node_label(node)} at version {version}"
@@ -355,10 +369,10 @@ class ImportPlan:
                 if _spec.has_spec(node.op_type, version, domain)
                 else None
             )
-            self._info[key] = NodeInfo(
-                node, prim, op_spec, node_attributes(node, op_spec), opset, version
-            )
-        return self._info[key]
+            resolved = self._resolved[op] = (prim, op_spec)
+        prim, op_spec = resolved
+        found = self._info[key] = NodeInfo(node, prim, op_spec, node_attributes(node, op_spec), opset, version)
+        return found
 
     def check_supported(self) -> None:
         """Raise one error listing every op of the model that the backend lacks."""
@@ -397,19 +411,25 @@ class ImportPlan:
         )
 
 
-def infer_shapes(model: ir.Model, strict: bool = True) -> None:
-    """Fill in dtypes and shapes with ONNX shape inference; refuse declared types it contradicts."""
+def infer_shapes(model: ir.Model, strict: bool = True, source: Any = None) -> None:
+    """Fill in dtypes and shapes with ONNX shape inference; refuse declared types it contradicts.
+
+    ``source``: the ``ModelProto`` the model was loaded from, when the graph is unchanged since
+    (read instead of serializing the model again).
+    """
     from .shapes import infer_shapes as _infer
 
-    _infer(model, strict=strict)
+    _infer(model, strict=strict, source=source)
 
 
-def share_initializers(model: ir.Model) -> None:
+def share_initializers(model: ir.Model) -> bool:
     """Readers of ``y = Identity(w)`` on an initializer ``w`` read ``w`` itself.
 
     The TorchScript exporter de-duplicates equal weights (tied embeddings, equal biases) this way;
-    reading the initializer directly keeps them one shared weight in every backend.
+    reading the initializer directly keeps them one shared weight in every backend. Returns
+    whether a node was removed.
     """
+    changed = False
     for graph in list(iter_model_graphs(model)):
         for node in list(graph):
             if node.op_type != "Identity" or node.domain not in ("", "ai.onnx") or len(node.inputs) != 1:
@@ -419,11 +439,17 @@ def share_initializers(model: ir.Model) -> None:
                 continue
             out.replace_all_uses_with(src)
             graph.remove(node, safe=True)
+            changed = True
+    return changed
 
 
 def prepare(model: ir.Model, backend: str, registry: Registry, **options: Any) -> ImportPlan:
     """Validate, inline local functions, adapt and check support: ready for a backend."""
-    validate(model)
+    from .io import SOURCE_KEY
+
+    source = model.meta.pop(SOURCE_KEY, None)  # the proto it was loaded from, if any
+    if validate(model):
+        source = None
     keep = options.get("keep_functions")
     if keep is None:  # the backend's default: torch keeps functions as reusable submodules
         be = registry.backends.get(backend)
@@ -436,10 +462,11 @@ def prepare(model: ir.Model, backend: str, registry: Registry, **options: Any) -
         InlinePass(None if not keep else (lambda f: bool(f.attributes)))(model)
     from onnx_ir.passes.common import RemoveInitializersFromInputsPass
 
-    RemoveInitializersFromInputsPass()(model)
-    share_initializers(model)
+    RemoveInitializersFromInputsPass()(model)  # the inference proto is built the same way from either
+    if share_initializers(model) or inlined:
+        source = None  # the graph no longer is the proto's
     if options.get("infer_shapes", True):
-        infer_shapes(model, strict=options.get("strict", True))
+        infer_shapes(model, strict=options.get("strict", True), source=source)
     if adapt(model, registry) or inlined:  # validate() sorted the graphs; only a rewrite unsorts them
         for graph in iter_model_graphs(model):
             graph.sort()

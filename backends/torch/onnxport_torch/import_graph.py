@@ -461,7 +461,8 @@ def emit(graph: fx.Graph, op: str, target: Any, args: tuple) -> fx.Node:
     cost of a node in a long graph; an import never passes any, so the node is created without
     arguments and then given them (fx links the argument nodes' users the same way).
     """
-    node = graph.create_node(op, target)
+    # a NodeFn's name is lower-case and safe already: fx would snake-case it to itself
+    node = graph.create_node(op, target, name=target.__name__ if type(target) is NodeFn else None)
     node.args = args
     return node
 
