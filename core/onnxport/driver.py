@@ -85,26 +85,38 @@ def validate(model: ir.Model) -> bool:
     opsets = model.opset_imports
     functions = {(f.domain, f.name) for f in model.functions.values()}
     for graph in iter_model_graphs(model):  # function bodies too: they may be kept as they are
+        # whether every node comes after the nodes it reads from (only for graphs without
+        # subgraphs, whose captures sorting also orders): then there is no cycle either
+        ordered = True
+        seen: set[ir.Node] = set()
         for node in graph:
-            if (node.domain, node.op_type) in functions:
-                continue
-            domain = _spec.normalize_domain(node.domain)
-            if domain not in opsets and node.domain not in opsets:
-                raise ModelError(
-                    f"node {node_label(node)} uses domain {node.domain or 'ai.onnx'!r}, which the "
-                    f"model does not import (opset_imports: {dict(opsets)})"
-                )
+            if ordered and node.attributes and any(
+                    a.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS) for a in node.attributes.values()):
+                ordered = False
+            call = (node.domain, node.op_type) in functions
+            if not call:
+                domain = _spec.normalize_domain(node.domain)
+                if domain not in opsets and node.domain not in opsets:
+                    raise ModelError(
+                        f"node {node_label(node)} uses domain {node.domain or 'ai.onnx'!r}, which the "
+                        f"model does not import (opset_imports: {dict(opsets)})"
+                    )
             for i, value in enumerate(node.inputs):
                 if value is None:
                     continue
-                if value.producer() is None and not value.is_graph_input() and not value.is_initializer():
-                    raise ModelError(
-                        f"node {node_label(node)} input {i} reads value {value.name!r}, which no "
-                        "node produces and which is neither a graph input nor an initializer "
-                        "(missing initializer?)"
-                    )
-        if _in_order(graph):
-            continue  # a valid order exists, so there is no cycle; sorting would change nothing
+                producer = value.producer()
+                if producer is None:
+                    if not call and not value.is_graph_input() and not value.is_initializer():
+                        raise ModelError(
+                            f"node {node_label(node)} input {i} reads value {value.name!r}, which no "
+                            "node produces and which is neither a graph input nor an initializer "
+                            "(missing initializer?)"
+                        )
+                elif ordered and producer not in seen:
+                    ordered = False
+            seen.add(node)
+        if ordered:
+            continue  # sorting would change nothing
         reordered = True
         try:
             graph.sort()
@@ -114,23 +126,6 @@ def validate(model: ir.Model) -> bool:
         if out.producer() is None and not out.is_graph_input() and not out.is_initializer():
             raise ModelError(f"graph output {out.name!r} is produced by no node")
     return reordered
-
-
-def _in_order(graph: ir.Graph) -> bool:
-    """Whether every node of ``graph`` comes after the nodes of ``graph`` that it reads from
-    (only checked for graphs without subgraphs, whose captures sorting also orders)."""
-    seen: set[ir.Node] = set()
-    for node in graph:
-        for attr in node.attributes.values():
-            if attr.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS):
-                return False
-        for v in node.inputs:
-            if v is not None:
-                producer = v.producer()
-                if producer is not None and producer not in seen:
-                    return False
-        seen.add(node)
-    return True
 
 
 # -- adaptation ---------------------------------------------------------------------------
