@@ -58,6 +58,11 @@ class ImportState:
         self.trainable_mode = options.get("trainable", "auto")
 
     def unique_path(self, wanted: str) -> str:
+        if wanted and "." not in wanted:  # one level, the common case: no prefixes to check
+            path = name_part(wanted)
+            if path not in self.paths and path not in self._prefixes:
+                self.paths.add(path)
+                return path
         parts = [name_part(p) for p in wanted.split(".")] if wanted else ["_"]
         path = ".".join(parts)
         base, k = path, self._next.get(path, 1)
