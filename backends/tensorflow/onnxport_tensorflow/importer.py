@@ -32,6 +32,11 @@ _FOLD_LIMIT = 1 << 26  # elements; larger folded constants stay runtime computat
 #: folded constants of at least this many elements read at run time are held in non-trainable
 #: variables (``model.constants``) instead of being embedded in every traced graph
 _HOIST_MIN = 1 << 12
+#: import-time constant Conv weights are embedded in the traced graph (not held), up to this many
+#: bytes in all: TensorFlow's oneDNN convolution reorders a constant filter into its blocked
+#: layout once and caches it, where a filter read from a variable runs the plain-layout kernel on
+#: every call (measured 1.5-3x slower per Conv on AVX-512; see ``benchmarks/bench_tf_import.py``)
+_EMBED_CONV_BYTES = 1 << 28
 
 
 # -- values --------------------------------------------------------------------------------
@@ -405,6 +410,23 @@ def _variable(arrays: dict[str, np.ndarray], key: str, value: ir.Value, *, train
     return var
 
 
+def _keep_conv_weights_embedded(hoisted: dict[str, ir.Value], program: Program,
+                                static: dict[ir.Value, Any]) -> dict[str, ir.Value]:
+    """``hoisted`` less the constant Conv weights that stay embedded in the traced graph (graph
+    constants, see :data:`_EMBED_CONV_BYTES`)."""
+    filters = {step.inputs[1] for step in iter_steps(program)
+               if step.node is not None and step.node.op_type == "Conv" and step.node.domain in ("", "ai.onnx")
+               and len(step.inputs) > 1}
+    budget = _EMBED_CONV_BYTES
+    kept: dict[str, ir.Value] = {}
+    for key, v in hoisted.items():
+        if v in filters and static[v].nbytes <= budget:
+            budget -= static[v].nbytes
+        else:
+            kept[key] = v
+    return kept
+
+
 def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
     """Build the :class:`TfModel` for a prepared plan.
 
@@ -428,7 +450,7 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
     if options.get("fuse", True):
         fusion.fuse_conv_batch_norm(program)
         fusion.fold_constant_pairs(program, builder.static)
-    hoisted = builder.hoist(program)
+    hoisted = _keep_conv_weights_embedded(builder.hoist(program), program, builder.static)
     params = set(builder.param_values.values())
     for v in [v for v in program.hwio if v not in params]:  # constants (held or not): HWIO once, here
         builder.static[v] = layout.lay_out(builder.static[v])
