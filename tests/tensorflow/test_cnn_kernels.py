@@ -1,5 +1,6 @@
 """The TensorFlow kernels a channels-last CNN runs on: a grouped Conv as one Conv2D (under
-oneDNN) with the split form's gradient, and LRN on TensorFlow's LRN kernel."""
+oneDNN) with the split form's gradient, LRN on TensorFlow's LRN kernel, and pooling with
+SAME-equal pads on TensorFlow's SAME pooling (no padded copy)."""
 
 from __future__ import annotations
 
@@ -122,3 +123,26 @@ def test_channels_last_lrn(size: int) -> None:
         tape.watch(xt)
         loss = tf.reduce_sum(model.serve(xt))
     assert np.isfinite(tape.gradient(loss, xt).numpy()).all()
+
+
+@pytest.mark.parametrize("op,pads,extra", [
+    ("MaxPool", [0, 0, 1, 1], {}),  # SAME's pads for 3x3 / 2 on 8x8: no Pad
+    ("MaxPool", [1, 1, 1, 1], {}),  # not SAME's: padded with the lowest value
+    ("AveragePool", [0, 0, 1, 1], {"count_include_pad": 0}),
+    ("AveragePool", [0, 0, 1, 1], {"count_include_pad": 1}),  # counts the pads: padded with zeros
+    ("MaxPool", [1, 1, 1, 1], {"ceil_mode": 1}),
+])
+def test_pooling_with_same_pads(op: str, pads: list[int], extra: dict) -> None:
+    w = _RNG.uniform(-1, 1, (16, 3, 1, 1)).astype(np.float32)
+    pool = helper.make_node(op, ["c"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=pads, **extra)
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["c"], kernel_shape=[1, 1]), pool], "pool",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [numpy_helper.from_array(w, "w")])
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    x = _RNG.standard_normal((2, 3, 8, 8)).astype(np.float32)
+    model = onnxport.import_model(proto, backend="tensorflow")
+    np.testing.assert_allclose(model(x).numpy(), _ort(proto, x), rtol=1e-5, atol=1e-6)
+    ops = {op.type for op in model.serve.get_concrete_function().graph.get_operations()}
+    same = pads == [0, 0, 1, 1] and not extra.get("count_include_pad")
+    assert bool(ops & {"Pad", "PadV2"}) != same
