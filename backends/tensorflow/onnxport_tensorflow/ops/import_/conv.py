@@ -32,18 +32,28 @@ def _pad(x, pads, nd, value=0):
 
 
 def conv_last(x, w, strides, pads, dilations, group):
-    """A convolution of a channels-last ``x`` with spatial-major (``...IO``) weights ``w``."""
+    """A convolution of a channels-last ``x`` with spatial-major (``...IO``) weights ``w``.
+
+    A 2-D ungrouped convolution takes its pads as explicit paddings (the kernel pads, no padded
+    copy of the input); the other forms convolve a padded copy (TensorFlow 2.21's depthwise
+    kernel aborts the process on explicit paddings under oneDNN)."""
     nd = len(strides)
-    x = _pad(x, pads, nd)
+    c = x.shape[-1]
+    depthwise = nd == 2 and c == group and w.shape[2] == 1 and (max(strides) == 1 or max(dilations) == 1)
+    if nd == 2 and any(pads) and group == 1:
+        padding = [[0, 0]] + [[pads[i], pads[nd + i]] for i in range(nd)] + [[0, 0]]
+    else:
+        x, padding = _pad(x, pads, nd), "VALID"
     if nd == 1:  # as 2-D with a unit height
         y = conv_last(x[:, None], w[None], [1, *strides], [0] * 4, [1, *dilations], group)
         return y[:, 0]
-    c = x.shape[-1]
     if group == 1:
+        if nd == 2:
+            return tf.nn.conv2d(x, w, strides=strides, padding=padding, dilations=dilations)
         return tf.nn.convolution(x, w, strides=strides, padding="VALID", dilations=dilations)
-    if nd == 2 and c == group and w.shape[2] == 1 and (max(strides) == 1 or max(dilations) == 1):
+    if depthwise:
         m = w.shape[3] // c  # depthwise: output channel o = c * m + j
-        return tf.nn.depthwise_conv2d(x, tf.reshape(w, [*w.shape[:2], c, m]), [1, *strides, 1], "VALID",
+        return tf.nn.depthwise_conv2d(x, tf.reshape(w, [*w.shape[:2], c, m]), [1, *strides, 1], padding,
                                       dilations=dilations)
     if nd == 2 and _ONEDNN:
         return grouped_native(x, w, strides, dilations, group)
