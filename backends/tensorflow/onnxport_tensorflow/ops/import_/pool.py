@@ -15,7 +15,7 @@ import tensorflow as tf
 from onnxport import importer
 from onnxport.pads import average_pool_counts, pool_settings
 
-from ._padding import spatial_settings, window_taps
+from ._padding import same_pads, spatial_settings, window_taps
 from ._static import ints
 from .conv import to_first, to_last
 
@@ -49,12 +49,10 @@ def _fold(xl, init, op, kernel, strides, dilations, pads):
 def _is_same(spatial, kernel, strides, padcfg) -> bool:
     """Whether the pads are the ones TensorFlow's SAME padding takes (an output of ceil(n / s),
     the extra pad at the end): its pooling kernels then skip the padding, no padded copy."""
-    for n, k, s, (b, e) in zip(spatial, kernel, strides, padcfg):
-        out = -(-n // s)
-        total = max((out - 1) * s + k - n, 0)
-        if (b, e) != (total // 2, total - total // 2) or (n + b + e - k) // s + 1 != out:
-            return False
-    return True
+    pads = [b for b, _ in padcfg] + [e for _, e in padcfg]
+    if pads != same_pads(spatial, kernel, strides, [1] * len(kernel), "SAME_UPPER"):
+        return False
+    return all((n + b + e - k) // s + 1 == -(-n // s) for n, k, s, (b, e) in zip(spatial, kernel, strides, padcfg))
 
 
 def _lowest(dtype):
