@@ -139,7 +139,9 @@ class TfModel(tf.Module):
     variable), non-trainable running statistics (BatchNormalization's mean and variance, which
     training mode updates) and large non-trainable constants (folded from the graph, held in the
     form the call reads them: a channels-last Conv's weight HWIO, a constant Conv weight with its
-    BatchNormalization folded in). ``tf.saved_model.save(model, path)`` writes a
+    BatchNormalization folded in). Constant Conv weights are graph constants of the traced
+    function instead (up to 256 MiB in all, see ``_EMBED_CONV_BYTES``), where oneDNN caches their
+    packed form. ``tf.saved_model.save(model, path)`` writes a
     SavedModel whose loaded object is called the same way (positionally).
     """
 
