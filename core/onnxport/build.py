@@ -494,26 +494,43 @@ def check_opset(model: ir.Model) -> None:
 
 def _form_problem(node: ir.Node, opset: int, domain: str) -> str | None:
     """What about ``node`` does not fit its op's schema at ``opset`` (None: it fits)."""
-    schema = _schema(node.op_type, opset, domain)
-    where = f"node {node.name or '<unnamed>'!r} ({node.op_type}, schema {node.op_type}-{schema.since_version} at opset {opset})"
+    form = _form(node.op_type, opset, domain)
+    since, min_in, max_in, min_out, max_out, attrs, required = form
     n_in = len(node.inputs)
     while n_in and node.inputs[n_in - 1] is None:
         n_in -= 1  # trailing omitted optional inputs are no inputs
-    if n_in > schema.max_input or n_in < schema.min_input:
-        return f"{where}: {n_in} inputs; the schema takes {_count(schema.min_input, schema.max_input)}"
     n_out = len(node.outputs)
-    if n_out > schema.max_output or n_out < schema.min_output:
-        return f"{where}: {n_out} outputs; the schema gives {_count(schema.min_output, schema.max_output)}"
-    for name, attr in node.attributes.items():
-        want = schema.attributes.get(name)
-        if want is None:
-            return f"{where}: attribute {name!r}, which the schema does not define"
-        if not attr.is_ref() and int(attr.type) != int(want.type.value):
-            return f"{where}: attribute {name!r} is {attr.type.name}; the schema says {want.type.name}"
-    for name, want in schema.attributes.items():
-        if want.required and name not in node.attributes:
-            return f"{where}: lacks the required attribute {name!r}"
-    return None
+    problem = None
+    if n_in > max_in or n_in < min_in:
+        problem = f"{n_in} inputs; the schema takes {_count(min_in, max_in)}"
+    elif n_out > max_out or n_out < min_out:
+        problem = f"{n_out} outputs; the schema gives {_count(min_out, max_out)}"
+    else:
+        for name, attr in node.attributes.items():
+            want = attrs.get(name)
+            if want is None:
+                problem = f"attribute {name!r}, which the schema does not define"
+            elif not attr.is_ref() and int(attr.type) != want[0]:
+                problem = f"attribute {name!r} is {attr.type.name}; the schema says {want[1]}"
+            if problem:
+                break
+        else:
+            missing = [name for name in required if name not in node.attributes]
+            if missing:
+                problem = f"lacks the required attribute {missing[0]!r}"
+    if problem is None:
+        return None
+    return f"node {node.name or '<unnamed>'!r} ({node.op_type}, schema {node.op_type}-{since} at opset {opset}): {problem}"
+
+
+@functools.cache
+def _form(op_type: str, opset: int, domain: str) -> tuple[Any, ...]:
+    """The parts of a schema :func:`_form_problem` reads, as plain Python (read once per op)."""
+    schema = _schema(op_type, opset, domain)
+    attrs = {name: (int(a.type.value), a.type.name) for name, a in schema.attributes.items()}
+    required = tuple(name for name, a in schema.attributes.items() if a.required)
+    return (schema.since_version, schema.min_input, schema.max_input, schema.min_output, schema.max_output,
+            attrs, required)
 
 
 @functools.cache

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import onnx_ir as ir
 
-from .build import first_free
+from .build import array_tensor, first_free
 
 #: ops the fusions look through when a value is only reshaped to broadcast (keepdims forms)
 _RESHAPES = {"Reshape", "Unsqueeze", "Squeeze"}
@@ -105,7 +105,7 @@ class _Rewriter:
         """A constant: an initializer of the main graph, a Constant node elsewhere (the exporters
         keep subgraphs free of initializers; a function has none)."""
         name = self.name(base)
-        tensor = ir.tensor(arr, name=name)
+        tensor = array_tensor(arr, name=name)
         if not self.main:
             node = ir.node("Constant", [], attributes={"value": tensor}, name=self.name(f"{base}_constant"))
             v = node.outputs[0]
@@ -155,14 +155,20 @@ class _Rewriter:
         return None
 
     def dead(self) -> None:
-        changed = True
-        while changed:
-            changed = False
-            for node in reversed(list(self.graph)):
-                if all(not o.uses() and not o.is_graph_output() for o in node.outputs):
-                    _detach_subgraphs(node)
-                    self.graph.remove(node, safe=True)
-                    changed = True
+        graph = self.graph
+
+        def unused(node: ir.Node) -> bool:
+            return node.graph is graph and all(not o.uses() and not o.is_graph_output() for o in node.outputs)
+
+        # a worklist: removing a node can only make the producers of what it read unused
+        todo = [n for n in graph if unused(n)]
+        while todo:
+            node = todo.pop()
+            if not unused(node):
+                continue
+            read = [v for v in node.inputs if v is not None] + _detach_subgraphs(node)
+            graph.remove(node, safe=True)
+            todo.extend(p for p in (v.producer() for v in read) if p is not None and unused(p))
         for name, v in list(self.graph.initializers.items()):  # uses(): subgraphs' reads count
             if not any(u.node.graph is not None for u in v.uses()) and not v.is_graph_output() and (
                     v not in self.graph.inputs) and (
@@ -172,16 +178,20 @@ class _Rewriter:
     created: set[str] = set()
 
 
-def _detach_subgraphs(node: ir.Node) -> None:
+def _detach_subgraphs(node: ir.Node) -> list[ir.Value]:
     """Make the nodes of ``node``'s subgraphs no readers of any value (so that the outer values
-    only they read count as unused once ``node`` goes)."""
+    only they read count as unused once ``node`` goes); returns the values they read."""
+    read: list[ir.Value] = []
     for attr in node.attributes.values():
         graphs = [attr.value] if attr.type == ir.AttributeType.GRAPH else (
             list(attr.value) if attr.type == ir.AttributeType.GRAPHS else [])
         for g in graphs:
             for n in ir.traversal.RecursiveGraphIterator(g):
-                for i in range(len(n.inputs)):
-                    n.replace_input_with(i, None)
+                for i, v in enumerate(n.inputs):
+                    if v is not None:
+                        read.append(v)
+                        n.replace_input_with(i, None)
+    return read
 
 
 def _names(graph: ir.Graph) -> set[str]:

@@ -587,6 +587,11 @@ def export_model(
         inlined). Graph inputs are ``input_0`` ... unless named;
         an imported JaxModel keeps its ONNX input and output names.
     """
+    with _export.paused_gc():
+        return _export_model(obj, example_inputs, params=params, dynamic_shapes=dynamic_shapes, **options)
+
+
+def _export_model(obj: Any, example_inputs: Any, *, params: Any, dynamic_shapes: Any, **options: Any) -> ir.Model:
     from onnxport.plugins import registry
 
     opts = _export.ExportOptions.from_kwargs(options)
