@@ -192,15 +192,19 @@ def test_constant_conv_weight_is_embedded_hwio(tmp_path) -> None:
     np.testing.assert_allclose(loaded(tf.constant(x)).numpy(), model(x).numpy(), rtol=0, atol=0)
 
 
-def test_held_constant_conv_weight_is_laid_out_at_import(tmp_path, monkeypatch) -> None:
-    # past the embedding budget a constant of at least 4096 values is held in a non-trainable
-    # variable (not embedded in every traced graph); the Conv reads it HWIO without a Transpose
+@pytest.mark.parametrize("how", ["option", "budget"])
+def test_held_constant_conv_weight_is_laid_out_at_import(tmp_path, monkeypatch, how: str) -> None:
+    # with embed_conv=False or past the embedding budget, a constant of at least 4096 values is
+    # held in a non-trainable variable (not embedded in every traced graph); the Conv reads it
+    # HWIO without a Transpose
     from onnxport_tensorflow import importer
 
-    monkeypatch.setattr(importer, "_EMBED_CONV_BYTES", 4096 * 4 - 1)
+    options = {"embed_conv": False} if how == "option" else {}
+    if how == "budget":
+        monkeypatch.setattr(importer, "_EMBED_CONV_BYTES", 4096 * 4 - 1)
     proto = _large_constant_conv_model()
     x = _x()
-    model = onnxport.import_model(proto, backend="tensorflow", trainable="none")
+    model = onnxport.import_model(proto, backend="tensorflow", trainable="none", **options)
     held = [v for v in model.weights.values() if not v.trainable]
     assert len(held) == 1 and tuple(held[0].shape) == (4, 4, 4, 64)  # HWIO
     np.testing.assert_allclose(model(x).numpy(), _ort(proto, x), rtol=1e-5, atol=1e-5)
