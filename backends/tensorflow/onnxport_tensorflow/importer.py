@@ -33,6 +33,13 @@ _FOLD_LIMIT = 1 << 26  # elements; larger folded constants stay runtime computat
 #: folded constants of at least this many elements read at run time are held in non-trainable
 #: variables (``model.constants``) instead of being embedded in every traced graph
 _HOIST_MIN = 1 << 12
+#: import-time constant Conv weights are embedded in the traced graph (not held), up to this many
+#: bytes in all: TensorFlow's oneDNN convolution reorders a constant filter into its blocked
+#: layout once and caches it, where a filter read from a variable runs the plain-layout kernel on
+#: every call (measured 1.5-3x slower per Conv on AVX-512; see ``benchmarks/bench_tf_import.py``).
+#: The cost is at the trace: light resnet50 (94 MB of Conv weights) traces and first runs 2 s
+#: slower and peaks 0.9 GB higher (graph copies of the constants)
+_EMBED_CONV_BYTES = 1 << 27
 
 
 # -- values --------------------------------------------------------------------------------
@@ -135,7 +142,9 @@ class TfModel(tf.Module):
     variable), non-trainable running statistics (BatchNormalization's mean and variance, which
     training mode updates) and large non-trainable constants (folded from the graph, held in the
     form the call reads them: a channels-last Conv's weight HWIO, a constant Conv weight with its
-    BatchNormalization folded in). ``tf.saved_model.save(model, path)`` writes a
+    BatchNormalization folded in). Constant Conv weights are graph constants of the traced
+    function instead (up to 128 MiB in all, see ``_EMBED_CONV_BYTES``; ``embed_conv=False`` holds
+    them), where oneDNN caches their packed form. ``tf.saved_model.save(model, path)`` writes a
     SavedModel whose loaded object is called the same way (positionally).
     """
 
@@ -409,6 +418,23 @@ def _variable(arrays: dict[str, np.ndarray], key: str, value: ir.Value, *, train
     return var
 
 
+def _keep_conv_weights_embedded(hoisted: dict[str, ir.Value], program: Program,
+                                static: dict[ir.Value, Any]) -> dict[str, ir.Value]:
+    """``hoisted`` less the constant Conv weights that stay embedded in the traced graph (graph
+    constants, see :data:`_EMBED_CONV_BYTES`)."""
+    filters = {step.inputs[1] for step in iter_steps(program)
+               if step.node is not None and step.node.op_type == "Conv" and step.node.domain in ("", "ai.onnx")
+               and len(step.inputs) > 1}
+    budget = _EMBED_CONV_BYTES
+    kept: dict[str, ir.Value] = {}
+    for key, v in hoisted.items():
+        if v in filters and static[v].nbytes <= budget:
+            budget -= static[v].nbytes
+        else:
+            kept[key] = v
+    return kept
+
+
 def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
     """Build the :class:`TfModel` for a prepared plan.
 
@@ -417,7 +443,9 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
     ``channels_last=True`` (run 4-D image activations NHWC inside the graph, see
     :mod:`onnxport_tensorflow.layout`; inputs, outputs and weights keep their ONNX shapes),
     ``fuse=True`` (at inference, fold a BatchNormalization into the Conv that feeds it, see
-    :mod:`onnxport_tensorflow.fusion`).
+    :mod:`onnxport_tensorflow.fusion`), ``embed_conv=True`` (constant Conv weights are graph
+    constants of the traced function, up to ``_EMBED_CONV_BYTES`` in all; False holds them in
+    non-trainable variables: a smaller, faster trace, slower convolutions).
     """
     options = {**plan.options, **options}
     graph = plan.model.graph
@@ -433,6 +461,8 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
         fusion.fuse_conv_batch_norm(program)
         fusion.fold_constant_pairs(program, builder.static)
     hoisted = builder.hoist(program)
+    if options.get("embed_conv", True):
+        hoisted = _keep_conv_weights_embedded(hoisted, program, builder.static)
     params = set(builder.param_values.values())
     for v in [v for v in program.hwio if v not in params]:  # constants (held or not): HWIO once, here
         builder.static[v] = layout.lay_out(builder.static[v])
