@@ -17,7 +17,9 @@ For every light model the onnx package ships (inputs as onnx's own test feeds th
 - the largest difference of our output from onnxruntime's.
 
 Weights: the shipped light models compute theirs in the graph (ConstantOfShape), so the import
-holds them as non-trainable constants (laid out and BatchNormalization-folded once, at import).
+folds them to constants, laid out and BatchNormalization-folded once, at import: Conv weights are
+graph constants of the traced function (oneDNN caches their packed form), the other large ones
+are held in non-trainable ``tf.Variable``s.
 ``--randomized`` measures the other case, weights as initializers: every float weight drawn at
 random (``onnxport_testkit.light.randomized``) and imported as trainable ``tf.Variable``s, whose
 layout and folding ``serve`` computes on every call (so that gradients reach them).
@@ -173,7 +175,8 @@ def main(args) -> int:
         return 1
     print(f"tensorflow {tf.__version__}, onnxruntime {ort.__version__}, threads={args.threads} "
           f"(cores {sorted(os.sched_getaffinity(0))}), runs={args.runs}")
-    print("ours = model.serve (weights as tf.Variables); frozen = model.frozen() (weights as constants); "
+    print("ours = model.serve (trainable weights and large non-Conv constants as tf.Variables); "
+          "frozen = model.frozen() (weights as constants); "
           "o2tf = onnx2tf's Keras model in a tf.function; weights: "
           + ("random initializers (trainable)" if args.randomized else "the shipped ConstantOfShape generators "
              "(non-trainable constants)"))

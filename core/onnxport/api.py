@@ -42,8 +42,9 @@ def _fresh_model(model: str | os.PathLike | bytes | onnx.ModelProto | ir.Model) 
     if isinstance(model, ir.Model):
         # adaptation rewrites nodes: work on a copy, the caller's model stays as it was
         _validate.check_ir_nesting(model)
-        return _io.load(ir.serde.serialize_model(model), base_dir=_io.external_base_dir(model))
-    return _io.load(model, in_place=True)  # the file's weights are read once, by the backend
+        return _io.load(ir.serde.serialize_model(model), base_dir=_io.external_base_dir(model), keep_source=True)
+    # the file's weights are read once, by the backend
+    return _io.load(model, in_place=True, keep_source=True)
 
 
 @contextlib.contextmanager

@@ -21,9 +21,16 @@ Shape = tuple[int | str | None, ...]
 
 def value_shape(v: ir.Value | None) -> Shape | None:
     """A value's static shape: ints, symbolic dim names, None for unknown dims (None: no shape)."""
-    if v is None or v.shape is None:
+    if v is None:
         return None
-    return tuple(d if isinstance(d, int) else getattr(d, "value", None) for d in v.shape)
+    shape = v.shape
+    if shape is None:
+        return None
+    dims = shape.dims
+    for d in dims:
+        if not isinstance(d, int):
+            return tuple(d if isinstance(d, int) else getattr(d, "value", None) for d in dims)
+    return dims  # all static (the common case): already the tuple of ints
 
 
 class Mode:
@@ -44,22 +51,23 @@ class NodeContext:
     """
 
     def __init__(self, node: ir.Node, opset: int, version: int, consts: Mapping[int, np.ndarray] | None = None):
+        inputs, outputs = node.inputs, node.outputs
         self.name: str = node.name or ""
         self.label: str = node_label(node)
         self.op_type: str = node.op_type
         self.domain: str = node.domain
         self.opset: int = opset
         self.version: int = version
-        self.num_inputs: int = len(node.inputs)
-        self.num_outputs: int = len(node.outputs)
+        self.num_inputs: int = len(inputs)
+        self.num_outputs: int = len(outputs)
         self.input_dtypes: tuple[ir.DataType | None, ...] = tuple(
-            v.dtype if v is not None else None for v in node.inputs
+            [v.dtype if v is not None else None for v in inputs]
         )
-        self.output_dtypes: tuple[ir.DataType | None, ...] = tuple(v.dtype for v in node.outputs)
-        self.input_shapes = tuple(value_shape(v) for v in node.inputs)
-        self.output_shapes = tuple(value_shape(v) for v in node.outputs)
+        self.output_dtypes: tuple[ir.DataType | None, ...] = tuple([v.dtype for v in outputs])
+        self.input_shapes = tuple([value_shape(v) for v in inputs])
+        self.output_shapes = tuple([value_shape(v) for v in outputs])
         self.outputs_used: tuple[bool, ...] = tuple(
-            bool(v.name) and (bool(v.uses()) or v.is_graph_output()) for v in node.outputs
+            [bool(v.name) and (v.is_graph_output() or bool(v.uses())) for v in outputs]
         )
         self._consts: dict[int, np.ndarray] = dict(consts or {})
 

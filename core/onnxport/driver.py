@@ -78,31 +78,46 @@ def is_statistics(value: ir.Value) -> bool:
 
 
 # -- validation ---------------------------------------------------------------------------
-def validate(model: ir.Model) -> None:
-    """Check what the importer relies on: known domains, defined values, no cycles."""
+def validate(model: ir.Model) -> bool:
+    """Check what the importer relies on: known domains, defined values, no cycles; returns
+    whether a graph was out of order (and was sorted)."""
+    reordered = False
     opsets = model.opset_imports
     functions = {(f.domain, f.name) for f in model.functions.values()}
     for graph in iter_model_graphs(model):  # function bodies too: they may be kept as they are
+        # whether every node comes after the nodes it reads from (only for graphs without
+        # subgraphs, whose captures sorting also orders): then there is no cycle either
+        ordered = True
+        seen: set[ir.Node] = set()
         for node in graph:
-            if (node.domain, node.op_type) in functions:
-                continue
-            domain = _spec.normalize_domain(node.domain)
-            if domain not in opsets and node.domain not in opsets:
-                raise ModelError(
-                    f"node {node_label(node)} uses domain {node.domain or 'ai.onnx'!r}, which the "
-                    f"model does not import (opset_imports: {dict(opsets)})"
-                )
+            if ordered and node.attributes and any(
+                    a.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS) for a in node.attributes.values()):
+                ordered = False
+            call = (node.domain, node.op_type) in functions
+            if not call:
+                domain = _spec.normalize_domain(node.domain)
+                if domain not in opsets and node.domain not in opsets:
+                    raise ModelError(
+                        f"node {node_label(node)} uses domain {node.domain or 'ai.onnx'!r}, which the "
+                        f"model does not import (opset_imports: {dict(opsets)})"
+                    )
             for i, value in enumerate(node.inputs):
                 if value is None:
                     continue
-                if value.producer() is None and not value.is_graph_input() and not value.is_initializer():
-                    raise ModelError(
-                        f"node {node_label(node)} input {i} reads value {value.name!r}, which no "
-                        "node produces and which is neither a graph input nor an initializer "
-                        "(missing initializer?)"
-                    )
-        if _in_order(graph):
-            continue  # a valid order exists, so there is no cycle; sorting would change nothing
+                producer = value.producer()
+                if producer is None:
+                    if not call and not value.is_graph_input() and not value.is_initializer():
+                        raise ModelError(
+                            f"node {node_label(node)} input {i} reads value {value.name!r}, which no "
+                            "node produces and which is neither a graph input nor an initializer "
+                            "(missing initializer?)"
+                        )
+                elif ordered and producer not in seen:
+                    ordered = False
+            seen.add(node)
+        if ordered:
+            continue  # sorting would change nothing
+        reordered = True
         try:
             graph.sort()
         except ValueError as exc:
@@ -110,23 +125,7 @@ def validate(model: ir.Model) -> None:
     for out in model.graph.outputs:
         if out.producer() is None and not out.is_graph_input() and not out.is_initializer():
             raise ModelError(f"graph output {out.name!r} is produced by no node")
-
-
-def _in_order(graph: ir.Graph) -> bool:
-    """Whether every node of ``graph`` comes after the nodes of ``graph`` that it reads from
-    (only checked for graphs without subgraphs, whose captures sorting also orders)."""
-    seen: set[ir.Node] = set()
-    for node in graph:
-        for attr in node.attributes.values():
-            if attr.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS):
-                return False
-        for v in node.inputs:
-            if v is not None:
-                producer = v.producer()
-                if producer is not None and producer not in seen:
-                    return False
-        seen.add(node)
-    return True
+    return reordered
 
 
 # -- adaptation ---------------------------------------------------------------------------
@@ -330,6 +329,9 @@ class ImportPlan:
         self.options = options
         self._info: dict[int, NodeInfo] = {}
         self._found: dict[tuple[str, str, int], ImportPrimitive | None] = {}
+        #: per (domain, op, version): the primitive and the spec; per domain: the model's opset
+        self._resolved: dict[tuple[str, str, int], tuple[ImportPrimitive, _spec.OpSpec | None]] = {}
+        self._opsets: dict[str, int] = {}
 
     def find_import(self, domain: str, op_type: str, version: int) -> ImportPrimitive | None:
         """The backend's primitive for an op at a version (looked up once per op and version)."""
@@ -341,11 +343,18 @@ class ImportPlan:
     def info(self, node: ir.Node) -> NodeInfo:
         """Primitive, spec and attributes of a node (cached)."""
         key = id(node)
-        if key not in self._info:
-            domain = _spec.normalize_domain(node.domain)
-            opset = model_opset(self.model, domain)
-            version = node.meta.get(VERSION_KEY, opset)
-            prim = self.find_import(domain, node.op_type, version)
+        found = self._info.get(key)
+        if found is not None:
+            return found
+        domain = _spec.normalize_domain(node.domain)
+        opset = self._opsets.get(domain)
+        if opset is None:
+            opset = self._opsets[domain] = model_opset(self.model, domain)
+        version = node.meta.get(VERSION_KEY, opset)
+        op = (domain, node.op_type, version)
+        resolved = self._resolved.get(op)
+        if resolved is None:
+            prim = self.find_import(*op)
             if prim is None:
                 raise UnsupportedOpError(
                     f"no {self.backend} primitive for {node_label(node)} at version {version}"
@@ -355,10 +364,10 @@ class ImportPlan:
                 if _spec.has_spec(node.op_type, version, domain)
                 else None
             )
-            self._info[key] = NodeInfo(
-                node, prim, op_spec, node_attributes(node, op_spec), opset, version
-            )
-        return self._info[key]
+            resolved = self._resolved[op] = (prim, op_spec)
+        prim, op_spec = resolved
+        found = self._info[key] = NodeInfo(node, prim, op_spec, node_attributes(node, op_spec), opset, version)
+        return found
 
     def check_supported(self) -> None:
         """Raise one error listing every op of the model that the backend lacks."""
@@ -397,19 +406,25 @@ class ImportPlan:
         )
 
 
-def infer_shapes(model: ir.Model, strict: bool = True) -> None:
-    """Fill in dtypes and shapes with ONNX shape inference; refuse declared types it contradicts."""
+def infer_shapes(model: ir.Model, strict: bool = True, source: Any = None) -> None:
+    """Fill in dtypes and shapes with ONNX shape inference; refuse declared types it contradicts.
+
+    ``source``: the ``ModelProto`` the model was loaded from, when the graph is unchanged since
+    (read instead of serializing the model again).
+    """
     from .shapes import infer_shapes as _infer
 
-    _infer(model, strict=strict)
+    _infer(model, strict=strict, source=source)
 
 
-def share_initializers(model: ir.Model) -> None:
+def share_initializers(model: ir.Model) -> bool:
     """Readers of ``y = Identity(w)`` on an initializer ``w`` read ``w`` itself.
 
     The TorchScript exporter de-duplicates equal weights (tied embeddings, equal biases) this way;
-    reading the initializer directly keeps them one shared weight in every backend.
+    reading the initializer directly keeps them one shared weight in every backend. Returns
+    whether a node was removed.
     """
+    changed = False
     for graph in list(iter_model_graphs(model)):
         for node in list(graph):
             if node.op_type != "Identity" or node.domain not in ("", "ai.onnx") or len(node.inputs) != 1:
@@ -419,11 +434,17 @@ def share_initializers(model: ir.Model) -> None:
                 continue
             out.replace_all_uses_with(src)
             graph.remove(node, safe=True)
+            changed = True
+    return changed
 
 
 def prepare(model: ir.Model, backend: str, registry: Registry, **options: Any) -> ImportPlan:
     """Validate, inline local functions, adapt and check support: ready for a backend."""
-    validate(model)
+    from .io import SOURCE_KEY
+
+    source = model.meta.pop(SOURCE_KEY, None)  # the proto it was loaded from, if any
+    if validate(model):
+        source = None
     keep = options.get("keep_functions")
     if keep is None:  # the backend's default: torch keeps functions as reusable submodules
         be = registry.backends.get(backend)
@@ -436,10 +457,11 @@ def prepare(model: ir.Model, backend: str, registry: Registry, **options: Any) -
         InlinePass(None if not keep else (lambda f: bool(f.attributes)))(model)
     from onnx_ir.passes.common import RemoveInitializersFromInputsPass
 
-    RemoveInitializersFromInputsPass()(model)
-    share_initializers(model)
+    RemoveInitializersFromInputsPass()(model)  # the inference proto is built the same way from either
+    if share_initializers(model) or inlined:
+        source = None  # the graph no longer is the proto's
     if options.get("infer_shapes", True):
-        infer_shapes(model, strict=options.get("strict", True))
+        infer_shapes(model, strict=options.get("strict", True), source=source)
     if adapt(model, registry) or inlined:  # validate() sorted the graphs; only a rewrite unsorts them
         for graph in iter_model_graphs(model):
             graph.sort()

@@ -170,11 +170,18 @@ def load_proto(source, base_dir: str | os.PathLike | None = None,
     return proto, (str(base_dir) if base_dir is not None else None)
 
 
-def load(source, *, base_dir: str | os.PathLike | None = None, in_place: bool = False) -> ir.Model:
+#: ``ir.Model.meta`` key of the checked ``ModelProto`` a model was deserialized from (``load(keep_source=True)``)
+SOURCE_KEY = "onnxport.source_proto"
+
+
+def load(source, *, base_dir: str | os.PathLike | None = None, in_place: bool = False,
+         keep_source: bool = False) -> ir.Model:
     """Load a model from a path, bytes, a ``ModelProto`` or an ``onnx_ir.Model``.
 
     External data is read (memory-mapped) only from inside the model's folder. Raises
-    :class:`ModelError` for unreadable, truncated or invalid files.
+    :class:`ModelError` for unreadable, truncated or invalid files. ``keep_source``: the checked
+    proto stays in ``model.meta[SOURCE_KEY]`` (the import's shape inference reads it while the
+    graph is unchanged, instead of serializing the model again).
     """
     if isinstance(source, ir.Model):
         return source
@@ -190,6 +197,8 @@ def load(source, *, base_dir: str | os.PathLike | None = None, in_place: bool = 
         logger.setLevel(level)
     if folder is not None:
         ir.external_data.set_base_dir(model.graph, folder)
+    if keep_source:
+        model.meta[SOURCE_KEY] = proto
     return model
 
 

@@ -16,6 +16,7 @@ import onnx
 import onnx_ir as ir
 
 from .errors import ModelError
+from .validate import tensor_nbytes
 
 #: initializers larger than this are passed to inference as typed inputs, without their data
 _INLINE_BYTES = 1000
@@ -77,6 +78,63 @@ def _proto(model: ir.Model) -> onnx.ModelProto:
                 graph.initializers[v.name] = v
 
 
+def _from_source(model: ir.Model, source: onnx.ModelProto) -> onnx.ModelProto | None:
+    """What :func:`_proto` makes of ``model``, built from the proto it was loaded from (a copy of
+    its nodes and types; protobuf copies, no Python per node) when that gives the same
+    inference: no functions or subgraphs, and every ``value_info`` names a value a node
+    computes, once, that is no graph output (onnx-ir drops or merges other entries). None: not so.
+    """
+    graph, src = model.graph, source.graph
+    if (model.functions or source.functions or src.sparse_initializer or len(src.node) != len(graph)
+            or len(src.initializer) != len(graph.initializers)):
+        return None
+    computed: set[str] = set()
+    for node in graph:
+        if node.attributes:
+            for attr in node.attributes.values():
+                if attr.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS):
+                    return None
+        for v in node.outputs:
+            if not v.is_graph_output():
+                computed.add(v.name)
+    declared = [vi.name for vi in src.value_info]
+    if len(set(declared)) != len(declared) or not computed.issuperset(declared):
+        return None
+    inputs = {vi.name for vi in src.input}
+    inits = graph.initializers
+    small: list[onnx.TensorProto] = []
+    typed: list[onnx.TensorProto] = []
+    for t in src.initializer:
+        v = inits.get(t.name)
+        if v is None or v.shape is None or v.dtype is None:
+            return None  # _proto would fill in the value's type from its tensor
+        if t.name not in inputs:
+            typed.append(t)
+        if t.data_type == onnx.TensorProto.STRING:
+            nbytes = v.const_value.nbytes if v.const_value is not None else _INLINE_BYTES + 1
+        else:  # the tensor's type and shape (its data was checked against them at load)
+            nbytes = tensor_nbytes(t)
+        if nbytes <= _INLINE_BYTES:
+            small.append(t)
+    proto = onnx.ModelProto()
+    proto.ir_version = source.ir_version
+    proto.opset_import.extend(source.opset_import)
+    g = proto.graph
+    g.name = src.name
+    g.input.extend(src.input)
+    for t in typed:  # initializers are typed graph inputs, as in _proto
+        tt = g.input.add(name=t.name).type.tensor_type
+        tt.elem_type = t.data_type
+        tt.shape.SetInParent()
+        for d in t.dims:
+            tt.shape.dim.add(dim_value=d)
+    g.initializer.extend(small)
+    g.node.extend(src.node)
+    g.value_info.extend(src.value_info)
+    g.output.extend(src.output)
+    return proto
+
+
 def _huge_dims(proto: onnx.ModelProto) -> bool:
     for g in _graphs(proto.graph):
         for vi in (*g.input, *g.output, *g.value_info):
@@ -134,12 +192,17 @@ def _forget_declared(model: ir.Model, proto: onnx.ModelProto) -> None:
                     v.shape = None
 
 
-def infer_shapes(model: ir.Model, strict: bool = True) -> None:
-    """Fill in dtypes and shapes; refuse (``strict``) or warn about declared types the graph contradicts."""
-    try:
-        proto = _proto(model)
-    except Exception:  # noqa: BLE001 - a model onnx-ir cannot serialize gets no inferred shapes
-        return
+def infer_shapes(model: ir.Model, strict: bool = True, source: onnx.ModelProto | None = None) -> None:
+    """Fill in dtypes and shapes; refuse (``strict``) or warn about declared types the graph contradicts.
+
+    ``source``: the proto ``model`` was loaded from, if the graph is unchanged since (faster).
+    """
+    proto = _from_source(model, source) if source is not None else None
+    if proto is None:
+        try:
+            proto = _proto(model)
+        except Exception:  # noqa: BLE001 - a model onnx-ir cannot serialize gets no inferred shapes
+            return
     data_prop = not _huge_dims(proto)
     try:
         inferred = onnx.shape_inference.infer_shapes(proto, check_type=True, strict_mode=True, data_prop=data_prop)

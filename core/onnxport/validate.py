@@ -49,55 +49,59 @@ def tensor_nbytes(tensor: TensorProto) -> int:
     return math.ceil(math.prod(tensor.dims) * _bits(tensor.data_type) / 8)
 
 
+def _what(tensor: TensorProto, where: str) -> str:
+    """How errors name a tensor (built only for an error)."""
+    return f"tensor {tensor.name!r} ({where}; declared {_dtype_name(tensor.data_type)} {list(tensor.dims)})"
+
+
 def check_tensor(tensor: TensorProto, where: str) -> None:
     """Refuse a tensor whose declared type and shape disagree with the data it carries."""
     code = tensor.data_type
-    what = f"tensor {tensor.name!r} ({where}; declared {_dtype_name(code)} {list(tensor.dims)})"
     if code not in _KNOWN_DTYPES:
-        raise ModelError(f"{what}: data type {code} is not an ONNX data type")
+        raise ModelError(f"{_what(tensor, where)}: data type {code} is not an ONNX data type")
     if any(d < 0 for d in tensor.dims):
-        raise ModelError(f"{what}: negative dimension")
+        raise ModelError(f"{_what(tensor, where)}: negative dimension")
     numel = math.prod(tensor.dims)
     fields = [f for f in _DATA_FIELDS if len(getattr(tensor, f))]
     has_raw = tensor.HasField("raw_data")
     if tensor.data_location == TensorProto.EXTERNAL:
         if has_raw or fields:
-            raise ModelError(f"{what}: marked as external data but also holds data inline")
+            raise ModelError(f"{_what(tensor, where)}: marked as external data but also holds data inline")
         if code == TensorProto.STRING:
-            raise ModelError(f"{what}: strings cannot be stored as external data")
+            raise ModelError(f"{_what(tensor, where)}: strings cannot be stored as external data")
         info = {e.key: e.value for e in tensor.external_data}
         if "location" not in info:
-            raise ModelError(f"{what}: external data without a location")
+            raise ModelError(f"{_what(tensor, where)}: external data without a location")
         if "length" in info:
             try:
                 length = int(info["length"])
             except ValueError as exc:
-                raise ModelError(f"{what}: external data length {info['length']!r} is not an integer") from exc
+                raise ModelError(f"{_what(tensor, where)}: external data length {info['length']!r} is not an integer") from exc
             if length != tensor_nbytes(tensor):
                 raise ModelError(
-                    f"{what}: external data length {length} differs from the {tensor_nbytes(tensor)} bytes "
+                    f"{_what(tensor, where)}: external data length {length} differs from the {tensor_nbytes(tensor)} bytes "
                     "the type and shape need"
                 )
         return
     if has_raw and fields:
-        raise ModelError(f"{what}: holds both raw_data and {fields[0]}")
+        raise ModelError(f"{_what(tensor, where)}: holds both raw_data and {fields[0]}")
     if len(fields) > 1:
-        raise ModelError(f"{what}: holds data in several fields ({', '.join(fields)})")
+        raise ModelError(f"{_what(tensor, where)}: holds data in several fields ({', '.join(fields)})")
     if has_raw:
         if code == TensorProto.STRING:
-            raise ModelError(f"{what}: strings cannot be stored as raw_data")
+            raise ModelError(f"{_what(tensor, where)}: strings cannot be stored as raw_data")
         need = tensor_nbytes(tensor)
         if len(tensor.raw_data) != need:
-            raise ModelError(f"{what}: raw_data holds {len(tensor.raw_data)} bytes, the type and shape need {need}")
+            raise ModelError(f"{_what(tensor, where)}: raw_data holds {len(tensor.raw_data)} bytes, the type and shape need {need}")
         return
     if not fields:
         if numel == 0:
             return
-        raise ModelError(f"{what}: holds no data (refused rather than filled with zeros)")
+        raise ModelError(f"{_what(tensor, where)}: holds no data (refused rather than filled with zeros)")
     field = fields[0]
     expected_field = onnx.helper.tensor_dtype_to_field(code)
     if field != expected_field:
-        raise ModelError(f"{what}: data in {field}, but a {_dtype_name(code)} tensor keeps it in {expected_field}")
+        raise ModelError(f"{_what(tensor, where)}: data in {field}, but a {_dtype_name(code)} tensor keeps it in {expected_field}")
     count = len(getattr(tensor, field))
     if code in (TensorProto.COMPLEX64, TensorProto.COMPLEX128):
         need = 2 * numel
@@ -110,7 +114,7 @@ def check_tensor(tensor: TensorProto, where: str) -> None:
     if code in _BITS and count in (numel, need):
         return
     if count != need:
-        raise ModelError(f"{what}: {field} holds {count} values, the shape needs {need}")
+        raise ModelError(f"{_what(tensor, where)}: {field} holds {count} values, the shape needs {need}")
 
 
 # -- walking the proto -------------------------------------------------------------------------

@@ -161,18 +161,50 @@ def test_constant_conv_and_batch_norm_are_folded_once_at_import(group: int) -> N
     np.testing.assert_allclose(trained(x).numpy(), plain(x).numpy(), rtol=1e-5, atol=1e-5)
 
 
-def test_held_constant_conv_weight_is_laid_out_at_import(tmp_path) -> None:
-    # a constant of at least 4096 values is held in a non-trainable variable (not embedded in
-    # every traced graph); the Conv reads it HWIO without a Transpose per call
-    w = _RNG.uniform(-1, 1, (64, 4, 4, 4)).astype(np.float32)
+def _large_constant_conv_model() -> onnx.ModelProto:
+    w = _RNG.uniform(-1, 1, (64, 4, 4, 4)).astype(np.float32)  # 4096 values: large enough to hold
     graph = helper.make_graph(
         [helper.make_node("Conv", ["x", "w"], ["c"], kernel_shape=[4, 4], pads=[1, 1, 2, 2]),
          helper.make_node("Relu", ["c"], ["y"])], "held",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 8, 8])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 64, 8, 8])], [numpy_helper.from_array(w, "w")])
-    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+
+
+def _conv_filters(model) -> list:
+    graph = model.serve.get_concrete_function().graph
+    return [op.inputs[1] for op in graph.get_operations() if op.type == "Conv2D"]
+
+
+def test_constant_conv_weight_is_embedded_hwio(tmp_path) -> None:
+    # a large constant Conv weight is a graph constant (oneDNN caches the blocked layout of a
+    # constant filter only), laid out HWIO at import: no variable, no Transpose per call
+    proto = _large_constant_conv_model()
     x = _x()
     model = onnxport.import_model(proto, backend="tensorflow", trainable="none")
+    assert not model.weights
+    (w,) = _conv_filters(model)
+    assert w.op.type == "Const" and tuple(w.shape) == (4, 4, 4, 64)
+    np.testing.assert_allclose(model(x).numpy(), _ort(proto, x), rtol=1e-5, atol=1e-5)
+    assert not _weight_ops(model, {"Transpose"})
+    tf.saved_model.save(model, str(tmp_path / "embedded"))
+    loaded = tf.saved_model.load(str(tmp_path / "embedded"))
+    np.testing.assert_allclose(loaded(tf.constant(x)).numpy(), model(x).numpy(), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("how", ["option", "budget"])
+def test_held_constant_conv_weight_is_laid_out_at_import(tmp_path, monkeypatch, how: str) -> None:
+    # with embed_conv=False or past the embedding budget, a constant of at least 4096 values is
+    # held in a non-trainable variable (not embedded in every traced graph); the Conv reads it
+    # HWIO without a Transpose
+    from onnxport_tensorflow import importer
+
+    options = {"embed_conv": False} if how == "option" else {}
+    if how == "budget":
+        monkeypatch.setattr(importer, "_EMBED_CONV_BYTES", 4096 * 4 - 1)
+    proto = _large_constant_conv_model()
+    x = _x()
+    model = onnxport.import_model(proto, backend="tensorflow", trainable="none", **options)
     held = [v for v in model.weights.values() if not v.trainable]
     assert len(held) == 1 and tuple(held[0].shape) == (4, 4, 4, 64)  # HWIO
     np.testing.assert_allclose(model(x).numpy(), _ort(proto, x), rtol=1e-5, atol=1e-5)

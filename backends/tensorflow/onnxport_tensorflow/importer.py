@@ -27,11 +27,19 @@ from onnxport.program import Program as _CoreProgram
 
 from . import dtypes, fusion, layout
 from .context import CALL, CallState, DataDependentError, Mode, NodeContext, is_static
+from .variables import new_variable
 
 _FOLD_LIMIT = 1 << 26  # elements; larger folded constants stay runtime computations
 #: folded constants of at least this many elements read at run time are held in non-trainable
 #: variables (``model.constants``) instead of being embedded in every traced graph
 _HOIST_MIN = 1 << 12
+#: import-time constant Conv weights are embedded in the traced graph (not held), up to this many
+#: bytes in all: TensorFlow's oneDNN convolution reorders a constant filter into its blocked
+#: layout once and caches it, where a filter read from a variable runs the plain-layout kernel on
+#: every call (measured 1.5-3x slower per Conv on AVX-512; see ``benchmarks/bench_tf_import.py``).
+#: The cost is at the trace: light resnet50 (94 MB of Conv weights) traces and first runs 2 s
+#: slower and peaks 0.9 GB higher (graph copies of the constants)
+_EMBED_CONV_BYTES = 1 << 27
 
 
 # -- values --------------------------------------------------------------------------------
@@ -134,7 +142,9 @@ class TfModel(tf.Module):
     variable), non-trainable running statistics (BatchNormalization's mean and variance, which
     training mode updates) and large non-trainable constants (folded from the graph, held in the
     form the call reads them: a channels-last Conv's weight HWIO, a constant Conv weight with its
-    BatchNormalization folded in). ``tf.saved_model.save(model, path)`` writes a
+    BatchNormalization folded in). Constant Conv weights are graph constants of the traced
+    function instead (up to 128 MiB in all, see ``_EMBED_CONV_BYTES``; ``embed_conv=False`` holds
+    them), where oneDNN caches their packed form. ``tf.saved_model.save(model, path)`` writes a
     SavedModel whose loaded object is called the same way (positionally).
     """
 
@@ -384,8 +394,11 @@ def _var_name(key: str) -> str:
 
 
 #: weights at least this large that the model file holds as they are fill their variable from the
-#: file block by block (``tf.Variable(array)`` holds up to three copies of the array at once)
-_BLOCK_FILL_BYTES = 32 << 20
+#: file block by block (``tf.Variable(array)`` holds up to three copies of the array at once: at
+#: 32 MB, ResNet-50's 9 MB weights took its import peak from 1.22x to 1.37x the weights)
+_BLOCK_FILL_BYTES = 1 << 20
+#: the bytes read per block (a reused buffer, and TF's copy of it for the assignment)
+_BLOCK_BYTES = 4 << 20
 
 
 def _variable(arrays: dict[str, np.ndarray], key: str, value: ir.Value, *, trainable: bool) -> tf.Variable:
@@ -394,15 +407,32 @@ def _variable(arrays: dict[str, np.ndarray], key: str, value: ir.Value, *, train
     tensor = value.const_value
     if not (arr.nbytes >= _BLOCK_FILL_BYTES and arr.ndim >= 1 and readable(tensor)
             and arr.dtype == np.dtype(tensor.dtype.numpy()) and arr.shape == tuple(tensor.shape.numpy())):
-        return tf.Variable(arr, trainable=trainable, name=_var_name(key))
+        return new_variable(arr, trainable=trainable, name=_var_name(key))
     shape, dtype = arr.shape, tf.as_dtype(arr.dtype)
     del arr  # the file holds the same bytes: the variable is filled from it, one block at a time
-    var = tf.Variable(lambda: tf.zeros(shape, dtype), dtype=dtype, shape=shape, trainable=trainable,
-                      name=_var_name(key))
-    for first, rows in read_row_blocks(tensor):
+    var = new_variable(lambda: tf.zeros(shape, dtype), dtype=dtype, shape=shape, trainable=trainable,
+                       name=_var_name(key))
+    for first, rows in read_row_blocks(tensor, block_bytes=_BLOCK_BYTES):
         tf.raw_ops.ResourceStridedSliceAssign(ref=var.handle, begin=[first], end=[first + len(rows)],
                                               strides=[1], value=rows)
     return var
+
+
+def _keep_conv_weights_embedded(hoisted: dict[str, ir.Value], program: Program,
+                                static: dict[ir.Value, Any]) -> dict[str, ir.Value]:
+    """``hoisted`` less the constant Conv weights that stay embedded in the traced graph (graph
+    constants, see :data:`_EMBED_CONV_BYTES`)."""
+    filters = {step.inputs[1] for step in iter_steps(program)
+               if step.node is not None and step.node.op_type == "Conv" and step.node.domain in ("", "ai.onnx")
+               and len(step.inputs) > 1}
+    budget = _EMBED_CONV_BYTES
+    kept: dict[str, ir.Value] = {}
+    for key, v in hoisted.items():
+        if v in filters and static[v].nbytes <= budget:
+            budget -= static[v].nbytes
+        else:
+            kept[key] = v
+    return kept
 
 
 def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
@@ -413,7 +443,9 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
     ``channels_last=True`` (run 4-D image activations NHWC inside the graph, see
     :mod:`onnxport_tensorflow.layout`; inputs, outputs and weights keep their ONNX shapes),
     ``fuse=True`` (at inference, fold a BatchNormalization into the Conv that feeds it, see
-    :mod:`onnxport_tensorflow.fusion`).
+    :mod:`onnxport_tensorflow.fusion`), ``embed_conv=True`` (constant Conv weights are graph
+    constants of the traced function, up to ``_EMBED_CONV_BYTES`` in all; False holds them in
+    non-trainable variables: a smaller, faster trace, slower convolutions).
     """
     options = {**plan.options, **options}
     graph = plan.model.graph
@@ -429,6 +461,8 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
         fusion.fuse_conv_batch_norm(program)
         fusion.fold_constant_pairs(program, builder.static)
     hoisted = builder.hoist(program)
+    if options.get("embed_conv", True):
+        hoisted = _keep_conv_weights_embedded(hoisted, program, builder.static)
     params = set(builder.param_values.values())
     for v in [v for v in program.hwio if v not in params]:  # constants (held or not): HWIO once, here
         builder.static[v] = layout.lay_out(builder.static[v])
@@ -443,7 +477,7 @@ def import_plan(plan: ImportPlan, **options: Any) -> TfModel:
         variables[key] = _variable(builder.state, key, builder.param_values[key], trainable=False)
         var_values[key] = builder.param_values[key]
     for key, v in hoisted.items():
-        variables[key] = tf.Variable(builder.static.pop(v), trainable=False, name=_var_name(key))
+        variables[key] = new_variable(builder.static.pop(v), trainable=False, name=_var_name(key))
         var_values[key] = v
     info = {
         "inputs": [_input_spec(v) for v in graph.inputs],

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import math
+import sys
+
 import numpy as np
+import onnx
 import onnx_ir as ir
 import torch
 
@@ -127,8 +131,33 @@ def tensor_from_ir(tensor: ir.TensorProtocol) -> torch.Tensor:
     External data (and a model file's weights read in place) goes straight from the file into the
     tensor: no mapped pages or intermediate arrays held beside it.
     """
+    if type(tensor) is ir.serde.TensorProtoTensor:
+        out = _from_raw_data(tensor.raw)
+        if out is not None:
+            return out
     if readable(tensor) and tensor.dtype in _TO_TORCH and tensor.dtype not in _WIDENED:
         out = torch.empty(tuple(tensor.shape.numpy()), dtype=_TO_TORCH[tensor.dtype])
         read_external(tensor, memoryview(out.reshape(-1).view(torch.uint8).numpy()))
         return out
     return from_numpy(tensor.numpy(), tensor.dtype)
+
+
+#: ONNX types whose little-endian raw_data is the torch tensor's memory as it is (not bool: a byte
+#: other than 0 and 1 is no torch bool)
+_RAW_AS_IS = {int(dt): _TO_TORCH[dt] for dt in (DT.FLOAT, DT.DOUBLE, DT.FLOAT16, DT.BFLOAT16, DT.INT8, DT.INT16,
+                                                DT.INT32, DT.INT64, DT.UINT8)}
+
+
+def _from_raw_data(proto: onnx.TensorProto) -> torch.Tensor | None:
+    """A tensor copied straight from a proto's raw_data (None: another layout, read the usual way)."""
+    dtype = _RAW_AS_IS.get(proto.data_type)
+    if dtype is None or sys.byteorder != "little" or proto.data_location == onnx.TensorProto.EXTERNAL \
+            or not proto.HasField("raw_data"):
+        return None
+    data = proto.raw_data
+    shape = tuple(proto.dims)
+    if not data or len(data) != math.prod(shape) * dtype.itemsize:
+        return None
+    out = torch.empty(shape, dtype=dtype)
+    memoryview(out.reshape(-1).view(torch.uint8).numpy())[:] = data
+    return out

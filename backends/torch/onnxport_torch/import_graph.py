@@ -58,6 +58,11 @@ class ImportState:
         self.trainable_mode = options.get("trainable", "auto")
 
     def unique_path(self, wanted: str) -> str:
+        if wanted and "." not in wanted:  # one level, the common case: no prefixes to check
+            path = name_part(wanted)
+            if path not in self.paths and path not in self._prefixes:
+                self.paths.add(path)
+                return path
         parts = [name_part(p) for p in wanted.split(".")] if wanted else ["_"]
         path = ".".join(parts)
         base, k = path, self._next.get(path, 1)
@@ -461,7 +466,8 @@ def emit(graph: fx.Graph, op: str, target: Any, args: tuple) -> fx.Node:
     cost of a node in a long graph; an import never passes any, so the node is created without
     arguments and then given them (fx links the argument nodes' users the same way).
     """
-    node = graph.create_node(op, target)
+    # a NodeFn's name is lower-case and safe already: fx would snake-case it to itself
+    node = graph.create_node(op, target, name=target.__name__ if type(target) is NodeFn else None)
     node.args = args
     return node
 

@@ -15,7 +15,7 @@ import tensorflow as tf
 from onnxport import importer
 from onnxport.pads import average_pool_counts, pool_settings
 
-from ._padding import spatial_settings, window_taps
+from ._padding import same_pads, spatial_settings, window_taps
 from ._static import ints
 from .conv import to_first, to_last
 
@@ -46,6 +46,15 @@ def _fold(xl, init, op, kernel, strides, dilations, pads):
     return y
 
 
+def _is_same(spatial, kernel, strides, padcfg) -> bool:
+    """Whether the pads are the ones TensorFlow's SAME padding takes (an output of ceil(n / s),
+    the extra pad at the end): its pooling kernels then skip the padding, no padded copy."""
+    pads = [b for b, _ in padcfg] + [e for _, e in padcfg]
+    if pads != same_pads(spatial, kernel, strides, [1] * len(kernel), "SAME_UPPER"):
+        return False
+    return all((n + b + e - k) // s + 1 == -(-n // s) for n, k, s, (b, e) in zip(spatial, kernel, strides, padcfg))
+
+
 def _lowest(dtype):
     return dtype.min if not dtype.is_floating else -np.inf
 
@@ -61,9 +70,12 @@ def max_pool_values(x, *, auto_pad, ceil_mode, dilations, kernel_shape, pads, st
     # TensorFlow's pooling kernels: float32 at every rank, float16 up to 2-D (no float64, no 3-D float16)
     kernel_dtype = x.dtype == tf.float32 or (x.dtype == tf.float16 and nd < 3)
     if all(d == 1 for d in dilations) and nd in (1, 2, 3) and kernel_dtype:
-        cfg = [[0, 0]] + [list(p) for p in padcfg] + [[0, 0]]
-        xp = tf.pad(xl, cfg, constant_values=_lowest(x.dtype)) if any(any(p) for p in padcfg) else xl
-        y = tf.nn.max_pool(xp, kernel, strides, "VALID")
+        if any(any(p) for p in padcfg) and _is_same(_spatial(xl, True), kernel, strides, padcfg):
+            y = tf.nn.max_pool(xl, kernel, strides, "SAME")  # the padding never wins a window
+        else:
+            cfg = [[0, 0]] + [list(p) for p in padcfg] + [[0, 0]]
+            xp = tf.pad(xl, cfg, constant_values=_lowest(x.dtype)) if any(any(p) for p in padcfg) else xl
+            y = tf.nn.max_pool(xp, kernel, strides, "VALID")
     else:
         y = _fold(xl, _lowest(x.dtype), tf.maximum, kernel, strides, dilations, padcfg)
     return y if cl else to_first(y, nd)
@@ -120,7 +132,10 @@ def average_pool_values(x, *, auto_pad, ceil_mode, count_include_pad, dilations,
     count = np.moveaxis(average_pool_counts(_spatial(x, cl), st, count_include_pad), 1, -1)
     size = math.prod(st.kernel)
     kernel_dtype = x.dtype == tf.float32 or (x.dtype == tf.float16 and nd < 3)
-    if all(d == 1 for d in st.dilations) and kernel_dtype:  # TensorFlow's kernel over the zero-padded input
+    if (all(d == 1 for d in st.dilations) and kernel_dtype and not count_include_pad
+            and any(any(p) for p in padcfg) and _is_same(_spatial(xl, True), st.kernel, st.strides, padcfg)):
+        y = tf.nn.avg_pool(xl, st.kernel, st.strides, "SAME")  # divides by the in-bounds count, as ONNX does here
+    elif all(d == 1 for d in st.dilations) and kernel_dtype:  # TensorFlow's kernel over the zero-padded input
         cfg = [[0, 0]] + [list(p) for p in padcfg] + [[0, 0]]
         xp = tf.pad(xl, cfg) if any(any(p) for p in padcfg) else xl
         y = tf.nn.avg_pool(xp, st.kernel, st.strides, "VALID")
