@@ -30,7 +30,7 @@ latency at most 1.3x onnxruntime's (geometric mean), convert at least 5x faster 
 Not a pass/fail test::
 
     .venv/bin/python benchmarks/bench_tf_import.py [--runs 20] [--models squeezenet,resnet50]
-        [--randomized] [--onnx2tf-python /path/to/onnx2tf-env/bin/python [--onnx2tf-timeout 600]]
+        [--randomized [--trainable none]] [--onnx2tf-python /path/to/onnx2tf-env/bin/python [--onnx2tf-timeout 600]]
 """
 
 from __future__ import annotations
@@ -57,6 +57,8 @@ def _parse() -> argparse.Namespace:
                          "columns)")
     ap.add_argument("--onnx2tf-timeout", type=int, default=600,
                     help="seconds per onnx2tf model (convert and time it); past it the model is reported as timed out")
+    ap.add_argument("--trainable", default="auto", choices=("auto", "all", "none"),
+                    help="the import's trainable option (none: initializers are constants, as for serving only)")
     ap.add_argument("--randomized", action="store_true",
                     help="weights as initializers drawn at random (trainable variables) instead of the shipped "
                          "ConstantOfShape generators (non-trainable constants)")
@@ -102,7 +104,7 @@ def prepare_ours(proto: onnx.ModelProto, inputs: list[np.ndarray], args) -> dict
     imports = []
     for _ in range(max(1, args.import_runs)):
         t0 = time.perf_counter()
-        model = onnxport.import_model(proto, backend="tensorflow")
+        model = onnxport.import_model(proto, backend="tensorflow", trainable=args.trainable)
         imports.append(time.perf_counter() - t0)
     xs = [tf.constant(x) for x in inputs]
     t0 = time.perf_counter()
@@ -178,7 +180,7 @@ def main(args) -> int:
     print("ours = model.serve (trainable weights and large non-Conv constants as tf.Variables); "
           "frozen = model.frozen() (weights as constants); "
           "o2tf = onnx2tf's Keras model in a tf.function; weights: "
-          + ("random initializers (trainable)" if args.randomized else "the shipped ConstantOfShape generators "
+          + (f"random initializers (trainable={args.trainable})" if args.randomized else "the shipped ConstantOfShape generators "
              "(non-trainable constants)"))
     header = (f"{'model':<14}{'import s':>9}{'trace s':>8}{'ours ms':>9}{'frozen ms':>10}{'ort ms':>9}"
               f"{'ours/ort':>9}{'frz/ort':>8}{'o2tf ms':>9}{'o2tf/ort':>9}{'o2tf cvt s':>11}{'cvt x':>7}"
