@@ -27,7 +27,7 @@ from onnxport.program import GraphCompiler
 
 from . import dtypes, layout
 from .context import DataDependentError, Mode, NodeContext
-from .exporter import ExportSupport
+from .export_support import ExportSupport
 from .model import (  # noqa: F401  (JaxModel and the compiled-graph pieces, re-exported)
     _FOLD_LIMIT,
     _HOIST_MIN,
@@ -163,7 +163,7 @@ X64_NARROW = "x64narrow"
 
 class JaxBackend(ExportSupport, PackageNative, Backend):
     """The JAX backend: ONNX -> :class:`JaxModel` (params pytree + pure apply); JAX functions and
-    Flax modules -> ONNX (:class:`~onnxport_jax.exporter.ExportSupport`)."""
+    Flax modules -> ONNX (:class:`~onnxport_jax.export_support.ExportSupport`)."""
 
     name = "jax"
     variant_names = (X64_OFF, X64_NARROW)
