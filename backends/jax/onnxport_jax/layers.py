@@ -22,10 +22,11 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from .layer_state import local
+
 #: False: exports trace every layer through its own ``__call__`` (to compare the two paths)
 enabled = True
 
-_local = threading.local()
 _lock = threading.Lock()
 _active = 0
 _saved: list[tuple[type, Any]] = []
@@ -47,14 +48,9 @@ def min_opset(target: str) -> int | None:
     return None
 
 
-def current_opset() -> int | None:
-    """The export opset while this thread traces an export with layers intercepted, else None."""
-    return getattr(_local, "opset", None)
-
-
 def _wrap(cls: type, own: Any, family: Any) -> Any:
     def __call__(self: Any, *args: Any, **kwargs: Any) -> Any:
-        opset = getattr(_local, "opset", None)
+        opset = getattr(local, "opset", None)
         if opset is not None and type(self) is cls:  # a subclass may change what the layer does
             out = family.intercept(self, opset, args, kwargs)
             if out is not NotImplemented:
@@ -84,12 +80,12 @@ def intercepting(opset: int) -> Iterator[None]:
                     _saved_functions.append((owner, name, own_fn))
                     setattr(owner, name, make(own_fn))
         _active += 1
-    outer = getattr(_local, "opset", None), getattr(_local, "made", None)
-    _local.opset, _local.made = opset, {}
+    outer = getattr(local, "opset", None), getattr(local, "made", None)
+    local.opset, local.made = opset, {}
     try:
         yield
     finally:
-        _local.opset, _local.made = outer
+        local.opset, local.made = outer
         with _lock:
             _active -= 1
             if _active == 0:
@@ -99,33 +95,3 @@ def intercepting(opset: int) -> Iterator[None]:
                 while _saved_functions:
                     owner, name, own_fn = _saved_functions.pop()
                     setattr(owner, name, own_fn)
-
-
-def remember(kind: str, out: Any) -> Any:
-    """Note that ``out`` is the result of an intercepted ``kind`` layer (for :func:`made_by`)."""
-    made = getattr(_local, "made", None)
-    if made is not None:
-        made.setdefault(kind, []).append(out)  # kept alive: ids stay unique during the export
-    return out
-
-
-def made_by(kind: str, x: Any) -> bool:
-    """``x`` is the result of an intercepted ``kind`` layer of this export."""
-    return any(o is x for o in (getattr(_local, "made", None) or {}).get(kind, ()))
-
-
-def is_trace_value(x: Any) -> bool:
-    """``x`` is a value of a plain jaxpr trace (not under vmap, grad or another transform)."""
-    return type(x).__name__ == "DynamicJaxprTracer"
-
-
-def is_param_value(x: Any) -> bool:
-    """A weight as a layer primitive takes it: a plain trace value or a concrete array."""
-    import jax
-
-    return is_trace_value(x) or (isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer))
-
-
-def module_attrs_default(module: Any, **defaults: Any) -> bool:
-    """Every named attribute of ``module`` is (``is``) the given default."""
-    return all(getattr(module, k, None) is v for k, v in defaults.items())

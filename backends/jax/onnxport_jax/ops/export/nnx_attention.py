@@ -14,7 +14,7 @@ from jax.extend.core import Primitive
 
 from onnxport import Sample, exporter
 
-from ...layers import current_opset, is_param_value, is_trace_value, made_by, remember
+from ...layer_state import current_opset, is_param_value, is_trace_value, made_by, remember
 from ._samples import randn
 
 attention_p = Primitive("onnxport_nnx_attention")

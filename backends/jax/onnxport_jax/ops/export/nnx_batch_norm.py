@@ -13,7 +13,7 @@ from jax.extend.core import Primitive
 
 from onnxport import Sample, exporter
 
-from ...layers import is_param_value, is_trace_value, made_by
+from ...layer_state import is_param_value, is_trace_value, made_by
 from ._samples import randn
 
 batch_norm_p = Primitive("onnxport_nnx_batch_norm")

@@ -16,7 +16,7 @@ from jax.extend.core import Primitive
 
 from onnxport import Sample, exporter
 
-from ...layers import is_param_value, is_trace_value, remember
+from ...layer_state import is_param_value, is_trace_value, remember
 from ._samples import randn
 from .convolution import conv_general_dilated
 

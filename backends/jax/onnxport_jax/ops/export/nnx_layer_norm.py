@@ -12,7 +12,7 @@ from jax.extend.core import Primitive
 
 from onnxport import Sample, exporter
 
-from ...layers import is_param_value, is_trace_value
+from ...layer_state import is_param_value, is_trace_value
 from ._samples import randn
 
 layer_norm_p = Primitive("onnxport_nnx_layer_norm")

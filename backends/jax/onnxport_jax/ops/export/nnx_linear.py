@@ -13,7 +13,7 @@ from jax.extend.core import Primitive
 
 from onnxport import Sample, exporter
 
-from ...layers import is_param_value, is_trace_value
+from ...layer_state import is_param_value, is_trace_value
 from ._samples import randn
 
 linear_p = Primitive("onnxport_nnx_linear")
