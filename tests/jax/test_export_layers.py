@@ -16,11 +16,10 @@ import onnx
 import onnx_ir as ir
 import onnxruntime as ort
 import pytest
+from flax import nnx
 
 import onnxport
-
-nnx = pytest.importorskip("flax.nnx")
-layers = pytest.importorskip("onnxport_jax.layers")
+from onnxport_jax import layers
 
 RTOL, ATOL = 1e-5, 1e-6
 PRIMS = {"linear": "lax.onnxport_nnx_linear", "norm": "lax.onnxport_nnx_layer_norm",

@@ -9,8 +9,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-tf = pytest.importorskip("tensorflow")
-ort = pytest.importorskip("onnxruntime")
+tf = pytest.importorskip("tensorflow", reason="the TensorFlow backend's tests run where tensorflow is installed")
+import onnxruntime as ort  # noqa: E402
 
 import onnxport  # noqa: E402
 from onnxport_tensorflow.ops.import_ import conv as conv_ops  # noqa: E402

@@ -8,8 +8,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import onnxport
 
-tf = pytest.importorskip("tensorflow")
-pytest.importorskip("onnxport_tensorflow")
+tf = pytest.importorskip("tensorflow", reason="the TensorFlow backend's tests run where tensorflow is installed")
 
 from onnxport_tensorflow.variables import new_variable  # noqa: E402
 
