@@ -329,8 +329,8 @@ class ImportPlan:
         self.options = options
         self._info: dict[int, NodeInfo] = {}
         self._found: dict[tuple[str, str, int], ImportPrimitive | None] = {}
-        #: per (domain, op, version): the primitive and the spec; per domain: the model's opset
-        self._resolved: dict[tuple[str, str, int], tuple[ImportPrimitive, _spec.OpSpec | None]] = {}
+        #: per (domain, op, version): the op's spec (None: none); per domain: the model's opset
+        self._specs: dict[tuple[str, str, int], _spec.OpSpec | None] = {}
         self._opsets: dict[str, int] = {}
 
     def find_import(self, domain: str, op_type: str, version: int) -> ImportPrimitive | None:
@@ -352,20 +352,19 @@ class ImportPlan:
             opset = self._opsets[domain] = model_opset(self.model, domain)
         version = node.meta.get(VERSION_KEY, opset)
         op = (domain, node.op_type, version)
-        resolved = self._resolved.get(op)
-        if resolved is None:
-            prim = self.find_import(*op)
-            if prim is None:
-                raise UnsupportedOpError(
-                    f"no {self.backend} primitive for {node_label(node)} at version {version}"
-                )
-            op_spec = (
+        prim = self.find_import(*op)
+        if prim is None:
+            raise UnsupportedOpError(
+                f"no {self.backend} primitive for {node_label(node)} at version {version}"
+            )
+        if op in self._specs:
+            op_spec = self._specs[op]
+        else:
+            op_spec = self._specs[op] = (
                 _spec.get_spec(node.op_type, version, domain)
                 if _spec.has_spec(node.op_type, version, domain)
                 else None
             )
-            resolved = self._resolved[op] = (prim, op_spec)
-        prim, op_spec = resolved
         found = self._info[key] = NodeInfo(node, prim, op_spec, node_attributes(node, op_spec), opset, version)
         return found
 
