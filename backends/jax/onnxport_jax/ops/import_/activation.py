@@ -1,16 +1,21 @@
-"""Activations: Relu family, sigmoid-like, Gelu, Softplus, Shrink, Clip."""
+"""Activations: Relu family, sigmoid-like, Gelu, Softplus, Shrink, Clip.
+
+Scalar constants are numpy scalars of the input's dtype: JAX embeds them in the traced
+computation, where a ``jnp`` scalar would be one more eager dispatch on each call.
+"""
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from onnxport import importer
 
 
 @importer("Relu", since=14)
 def relu(ctx, x):
-    return jnp.maximum(x, jnp.zeros((), x.dtype))
+    return jnp.maximum(x, np.zeros((), x.dtype))
 
 
 @importer("Sigmoid", since=13)
@@ -25,7 +30,7 @@ def tanh(ctx, x):
 
 @importer("LeakyRelu", since=16)
 def leaky_relu(ctx, x, *, alpha):
-    return jnp.where(x >= 0, x, x * jnp.asarray(alpha, x.dtype))
+    return jnp.where(x >= 0, x, x * np.asarray(alpha, x.dtype))
 
 
 @importer("PRelu", since=16)
@@ -35,18 +40,18 @@ def prelu(ctx, x, slope):
 
 @importer("Elu", since=22)
 def elu(ctx, x, *, alpha):
-    return jnp.where(x > 0, x, jnp.asarray(alpha, x.dtype) * jnp.expm1(x))
+    return jnp.where(x > 0, x, np.asarray(alpha, x.dtype) * jnp.expm1(x))
 
 
 @importer("Selu", since=22)
 def selu(ctx, x, *, alpha, gamma):
-    a, g = jnp.asarray(alpha, x.dtype), jnp.asarray(gamma, x.dtype)
+    a, g = np.asarray(alpha, x.dtype), np.asarray(gamma, x.dtype)
     return g * jnp.where(x > 0, x, a * jnp.expm1(x))
 
 
 @importer("Celu", since=28)
 def celu(ctx, x, *, alpha):
-    a = jnp.asarray(alpha, x.dtype)
+    a = np.asarray(alpha, x.dtype)
     return jnp.maximum(x, 0) + jnp.minimum(0, a * jnp.expm1(x / a))
 
 
@@ -59,12 +64,12 @@ def gelu(ctx, x, *, approximate):
 
 @importer("HardSigmoid", since=22)
 def hard_sigmoid(ctx, x, *, alpha, beta):
-    return jnp.clip(x * jnp.asarray(alpha, x.dtype) + jnp.asarray(beta, x.dtype), 0, 1)
+    return jnp.clip(x * np.asarray(alpha, x.dtype) + np.asarray(beta, x.dtype), 0, 1)
 
 
 @importer("HardSwish", since=22)
 def hard_swish(ctx, x):
-    return x * jnp.clip(x / jnp.asarray(6, x.dtype) + jnp.asarray(0.5, x.dtype), 0, 1)
+    return x * jnp.clip(x / np.asarray(6, x.dtype) + np.asarray(0.5, x.dtype), 0, 1)
 
 
 @importer("Softplus", since=22)
@@ -79,7 +84,7 @@ def softsign(ctx, x):
 
 @importer("ThresholdedRelu", since=22)
 def thresholded_relu(ctx, x, *, alpha):
-    return jnp.where(x > jnp.asarray(alpha, x.dtype), x, jnp.zeros((), x.dtype))
+    return jnp.where(x > np.asarray(alpha, x.dtype), x, np.zeros((), x.dtype))
 
 
 @importer("Mish", since=22)
@@ -89,7 +94,7 @@ def mish(ctx, x):
 
 @importer("Swish", since=24)
 def swish(ctx, x, *, alpha):
-    return x * jax.nn.sigmoid(jnp.asarray(alpha, x.dtype) * x)
+    return x * jax.nn.sigmoid(np.asarray(alpha, x.dtype) * x)
 
 
 @importer("Shrink", since=9)

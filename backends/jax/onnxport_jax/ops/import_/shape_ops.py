@@ -72,15 +72,36 @@ def squeeze(ctx, x, axes=None):
     return xp.squeeze(x, dims) if dims else x
 
 
+#: operands joined by one concatenation at most: more are joined in groups of this many, then the
+#: groups' results, and so on. Called eagerly, one XLA concatenation of n operands compiles in
+#: time growing faster than n (10,000 one-element operands: about 13 s); groups of the same
+#: shapes reuse one compiled concatenation (see benchmarks/bench_graph_scale.py)
+CONCAT_GROUP = 64
+
+
+def _concatenate(xs, axis):
+    """``jnp.concatenate`` of many operands, in groups of at most :data:`CONCAT_GROUP`."""
+    xs = list(xs)
+    if len(xs) > CONCAT_GROUP:
+        # one result type for the whole tree, as one concatenation would promote them
+        dtype = jnp.result_type(*xs)
+        while len(xs) > CONCAT_GROUP:
+            xs = [g[0] if len(g) == 1 else jnp.concatenate(g, axis=axis, dtype=dtype)
+                  for g in (xs[i:i + CONCAT_GROUP] for i in range(0, len(xs), CONCAT_GROUP))]
+        return jnp.concatenate(xs, axis=axis, dtype=dtype)
+    return jnp.concatenate(xs, axis=axis)
+
+
 @importer("Concat", since=13)
 def concat(ctx, *xs, axis):
-    return _xp(*xs).concatenate(xs, axis=axis)
+    xp = _xp(*xs)
+    return np.concatenate(xs, axis=axis) if xp is np else _concatenate(xs, axis)
 
 
 @concat.channels_last
 def concat_nhwc(ctx, *xs, axis):
     """Concat on channels (``axis`` 1) of NHWC values."""
-    return jnp.concatenate(xs, axis=3)
+    return _concatenate(xs, 3)
 
 
 @importer("Identity", since=25)
