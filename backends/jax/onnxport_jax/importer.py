@@ -9,7 +9,6 @@ that depends on params or inputs is a ``jax.Array`` (a tracer under ``jax.jit``/
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 import jax
@@ -43,6 +42,7 @@ from .model import (  # noqa: F401  (JaxModel and the compiled-graph pieces, re-
 )
 from .narrow import narrow_array
 from .narrow_steps import NarrowStep, check_program
+from .transfer import Transfer
 
 
 # -- building -----------------------------------------------------------------------------------
@@ -73,30 +73,29 @@ def _group(node: ir.Node) -> int:
 
 
 
-def _iter_values(graph: ir.Graph) -> Iterator[ir.Value]:
-    for g in iter_graphs(graph):
-        yield from g.inputs
-        yield from g.initializers.values()
-        for node in g:
-            yield from (v for v in node.outputs)
-
-
 def _model_needs_x64(graph: ir.Graph) -> bool:
-    for v in _iter_values(graph):
-        if v.dtype is not None and dtypes.needs_x64(v.dtype):
+    """Whether a value (subgraphs too) or a Cast-like ``to`` has a type JAX holds only with x64."""
+    wide = dtypes.X64_TYPES  # ir.DataType is an int enum: attribute ints match it too
+    for g in iter_graphs(graph):
+        if any(v.dtype in wide for v in g.inputs) or any(v.dtype in wide for v in g.initializers.values()):
             return True
-    for node in (n for g in iter_graphs(graph) for n in g):
-        to = node.attributes.get("to")
-        if to is not None and to.type == ir.AttributeType.INT and dtypes.needs_x64(to.value):
-            return True
+        for node in g:
+            if any(v.dtype in wide for v in node.outputs):
+                return True
+            to = node.attributes.get("to")
+            if to is not None and to.type == ir.AttributeType.INT and to.value in wide:
+                return True
     return False
 
 
-def _array(kind: str, name: str, arr: np.ndarray, narrow: bool, owned: bool = False) -> jax.Array:
+def _array(kind: str, name: str, arr: np.ndarray, narrow: bool, owned: bool = False,
+           transfer: Transfer | None = None) -> jax.Array:
     if narrow:
         return narrow_array(kind, name, arr)
     # an array nobody else holds may be adopted without a copy (device_put aliases aligned host
     # memory on CPU); any other is copied, so that later changes to it do not reach the model
+    if transfer is not None:
+        return transfer(arr, owned)
     return jax.device_put(arr) if owned else jnp.asarray(arr)
 
 
@@ -138,12 +137,13 @@ def import_plan(plan: ImportPlan, **options: Any) -> JaxModel:
             builder.static[v] = layout.lay_out(builder.static[v])
             program.hwio.discard(v)
     with jax.enable_x64(needs) if needs or narrow else contextlib.nullcontext():
+        put = Transfer()
         # each host array is dropped once its device copy exists: the peak stays near one copy
-        params = {k: _array("initializer", k, a, narrow, id(a) in builder.owned)
+        params = {k: _array("initializer", k, a, narrow, id(a) in builder.owned, put)
                   for k in list(builder.params) if (a := builder.params.pop(k)) is not None}
-        state = {k: _array("initializer", k, a, narrow, id(a) in builder.owned)
+        state = {k: _array("initializer", k, a, narrow, id(a) in builder.owned, put)
                  for k in list(builder.state) if (a := builder.state.pop(k)) is not None}
-        consts = {k: _array("folded constant", k, a, narrow) for k, a in hoisted.items()}
+        consts = {k: _array("folded constant", k, a, narrow, transfer=put) for k, a in hoisted.items()}
     info = {
         "inputs": [input_spec(v) for v in graph.inputs],
         "outputs": [v.name for v in graph.outputs],
