@@ -21,6 +21,7 @@ from onnxport.errors import ConversionError, OnnxportError
 from onnxport.opfacts import NO_FOLD_OPS, SETTING_INPUTS, STATISTICS_INPUTS
 from onnxport.safety import fold_fits
 
+from .codegen import ImportGraph
 from .context import Mode, NodeContext
 from .runtime import SHAPE_ROOTS, NodeFn, ShapeProgram, ShapeStep, Subgraph, _linear, name_part
 
@@ -102,7 +103,7 @@ class GraphBuilder:
         self.state = state
         self.graph = graph
         self.parent = parent
-        self.fx = fx.Graph()
+        self.fx = ImportGraph()
         self.env: dict[ir.Value, fx.Node] = {}
         self.captures: list[ir.Value] = []
         self._cap_nodes: dict[ir.Value, fx.Node] = {}
