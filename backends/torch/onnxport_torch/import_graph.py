@@ -82,20 +82,24 @@ class ImportState:
         return any(".".join(parts[:i]) in self.paths for i in range(1, len(parts)))
 
     def set_attr(self, path: str, obj: Any, kind: str) -> None:
+        """Hold ``obj`` at ``path`` (a new, sanitized path: :meth:`unique_path`) in the build's own
+        module tree, where the final module's placement reads it (``hierarchy.restore``)."""
         *mods, last = path.split(".")
         m = self.root
         for p in mods:
-            if not hasattr(m, p):
-                m.add_module(p, nn.Module())
-            m = getattr(m, p)
+            child = m._modules.get(p)
+            if child is None:
+                child = m._modules[p] = nn.Module()
+            m = child
+        # the scratch tree is never seen or called: entries go straight into its tables
         if kind == "param":
-            m.register_parameter(last, obj)
-        elif kind == "buffer":
-            m.register_buffer(last, obj, persistent=True)
-        elif kind == "const":
-            m.register_buffer(last, obj, persistent=False)
+            m._parameters[last] = obj
+        elif kind in ("buffer", "const"):
+            m._buffers[last] = obj
+            if kind == "const":
+                m._non_persistent_buffers_set.add(last)
         else:
-            m.add_module(last, obj)
+            m._modules[last] = obj
 
 
 class GraphBuilder:
@@ -163,7 +167,8 @@ class GraphBuilder:
         if self.parent is None:
             if v in self.state.static:
                 self.weight(v)
-                node = self.fx.get_attr(self.state.registered[v])
+                path = self.state.registered[v]
+                node = self.fx.create_node("get_attr", path, name=path.replace(".", "_"))
                 self.env[v] = node
                 return node
             raise ConversionError(f"value {v.name!r} is used before it is computed")
