@@ -219,7 +219,7 @@ class GraphBuilder:
     def _foldable(self, node: ir.Node) -> bool:
         if node.op_type in NO_FOLD_OPS or node.domain not in ("", "ai.onnx"):
             return False
-        if any(a.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS) for a in node.attributes.values()):
+        if node.attributes and _has_graph_attribute(node):
             return False
         for v in node.inputs:
             if v is None:
@@ -235,7 +235,7 @@ class GraphBuilder:
         """Whether ``node`` depends only on runtime shapes and constants (see ``ShapeProgram``)."""
         if self.parent is not None or node.op_type in NO_FOLD_OPS or node.domain not in ("", "ai.onnx"):
             return False
-        if any(a.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS) for a in node.attributes.values()):
+        if node.attributes and _has_graph_attribute(node):
             return False
         st = self.state
         if node.op_type in SHAPE_ROOTS:
@@ -403,7 +403,7 @@ class GraphBuilder:
 
         subgraphs = []
         cap_args: list[Any] = []
-        for name, attr in node.attributes.items():
+        for name, attr in node.attributes.items() if node.attributes else ():
             if attr.type == ir.AttributeType.GRAPH:
                 sub = self._subgraph(attr.value)
                 subgraphs.append((name, [sub], False))
@@ -484,6 +484,10 @@ def annotate(fx_node: fx.Node, node: ir.Node) -> None:
     fx_node.meta["onnx_op"] = (node.domain, node.op_type)
     if node.metadata_props:
         fx_node.meta["onnx_metadata"] = dict(node.metadata_props)
+
+
+def _has_graph_attribute(node: ir.Node) -> bool:
+    return any(a.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS) for a in node.attributes.values())
 
 
 def _as_list(result: Any, n: int) -> list[Any]:
