@@ -104,6 +104,11 @@ class ImportPrimitive:
         return (self.domain, self.op_type, self.since)
 
 
+#: an export primitive's samples, or a function that makes them (when the testkit first asks: a
+#: sample of a framework layer builds the layer, which costs an import that never runs a sample)
+Samples = Sequence[Sample] | Callable[[], Sequence[Sample]]
+
+
 @dataclasses.dataclass(frozen=True)
 class ExportPrimitive:
     """One framework op -> ONNX nodes."""
@@ -111,8 +116,14 @@ class ExportPrimitive:
     backend: str
     target: str
     fn: Callable[..., Any]
-    samples: tuple[Sample, ...] = ()
+    declared_samples: Samples = ()
     source: str = ""
+
+    @functools.cached_property
+    def samples(self) -> tuple[Sample, ...]:
+        """The samples (made once, on first use, where they were declared as a function)."""
+        made = self.declared_samples() if callable(self.declared_samples) else self.declared_samples
+        return tuple(made)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -214,12 +225,13 @@ def _channels_last(prim: Callable, variant: Callable | None = None, *, form: str
     return mark if variant is None else mark(variant)
 
 
-def exporter(*targets: str, samples: Sequence[Sample] = ()) -> Callable[[Callable], Callable]:
-    """Mark a function as the export primitive of one or more framework ops."""
+def exporter(*targets: str, samples: Samples = ()) -> Callable[[Callable], Callable]:
+    """Mark a function as the export primitive of one or more framework ops; ``samples``: its
+    samples, or a function that makes them when they are first needed."""
 
     def mark(fn: Callable) -> Callable:
         decls = list(getattr(fn, _EXPORT_MARK, []))
-        decls.extend((t, tuple(samples)) for t in targets)
+        decls.extend((t, samples if callable(samples) else tuple(samples)) for t in targets)
         setattr(fn, _EXPORT_MARK, decls)
         return fn
 
@@ -396,16 +408,15 @@ class Registry:
         table = self._layouts.get(backend, {})
         return {form: table[(*primitive.key, form)].fn for form in FORMS if (*primitive.key, form) in table}
 
-    def add_export(
-        self, backend: str, target: str, fn: Callable, *, samples: Sequence[Sample] = ()
-    ) -> None:
+    def add_export(self, backend: str, target: str, fn: Callable, *, samples: Samples = ()) -> None:
         table = self._exports.setdefault(backend, {})
         if target in table:
             raise RegistryError(
                 f"duplicate export primitive for {target!r} in backend {backend!r}: "
                 f"{table[target].source} and {_source(fn)}{_plugin(fn)}"
             )
-        table[target] = ExportPrimitive(backend, target, fn, tuple(samples), _source(fn))
+        table[target] = ExportPrimitive(backend, target, fn, samples if callable(samples) else tuple(samples),
+                                        _source(fn))
 
     def add_adapter(
         self, op_type: str, from_version: int, fn: Callable, *, domain: str = ""

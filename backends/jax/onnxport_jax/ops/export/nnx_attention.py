@@ -132,7 +132,7 @@ def _attention_scale(depth: int) -> float:
     return float(np.float32(1.0) / np.sqrt(np.float32(depth)))
 
 
-@exporter("lax.onnxport_nnx_attention", samples=[
+@exporter("lax.onnxport_nnx_attention", samples=lambda: [
     # one row each: the testkit makes a dim 0 over 1 symbolic, and then Flax's own call is traced
     Sample(_mha(8, 2), (randn(1, 5, 8),), emits=("Einsum", "Attention"), name="self"),
     Sample(_mha(12, 3), (randn(1, 4, 12), randn(1, 6, 12, seed=1)), emits=("Einsum", "Attention"), name="cross"),

@@ -83,11 +83,8 @@ def _conv_norm_class() -> type:
     return ConvNorm
 
 
-_ConvNorm = _conv_norm_class()
-
-
-@exporter("lax.onnxport_nnx_batch_norm", samples=[
-    Sample(_ConvNorm(), (randn(2, 4, 4, 3),), emits=("Conv", "BatchNormalization"), name="after_conv"),
+@exporter("lax.onnxport_nnx_batch_norm", samples=lambda: [
+    Sample(_conv_norm_class()(), (randn(2, 4, 4, 3),), emits=("Conv", "BatchNormalization"), name="after_conv"),
     Sample(_norm(5), (randn(4, 5),), emits=("BatchNormalization",), name="rows"),
 ])
 def nnx_batch_norm(g, x, scale, bias, mean, var, *, epsilon):

@@ -100,7 +100,7 @@ def _conv(cin: int, cout: int, size: tuple[int, ...], **kw: Any) -> Any:
     return nnx.Conv(cin, cout, size, rngs=nnx.Rngs(0), **kw)
 
 
-@exporter("lax.onnxport_nnx_conv", samples=[
+@exporter("lax.onnxport_nnx_conv", samples=lambda: [
     Sample(_conv(3, 4, (3, 3)), (randn(2, 8, 8, 3),), emits=("Conv",), name="same"),
     Sample(_conv(4, 6, (3, 3), strides=2, padding="VALID", use_bias=False), (randn(1, 9, 9, 4),), emits=("Conv",),
            name="strided_valid"),

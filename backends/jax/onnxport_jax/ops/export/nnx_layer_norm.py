@@ -64,7 +64,7 @@ def _norm(features: int, **kw: Any) -> Any:
     return nnx.LayerNorm(features, rngs=nnx.Rngs(0), **kw)
 
 
-@exporter("lax.onnxport_nnx_layer_norm", samples=[
+@exporter("lax.onnxport_nnx_layer_norm", samples=lambda: [
     Sample(_norm(6), (randn(2, 3, 6),), emits=("LayerNormalization",), name="sequence"),
     Sample(_norm(6, epsilon=1e-3), (randn(4, 6),), emits=("LayerNormalization",), name="rows_eps"),
 ])

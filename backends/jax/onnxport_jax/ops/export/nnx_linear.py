@@ -61,7 +61,7 @@ def _linear(features_in: int, features_out: int, **kw: Any) -> Any:
     return nnx.Linear(features_in, features_out, rngs=nnx.Rngs(0), **kw)
 
 
-@exporter("lax.onnxport_nnx_linear", samples=[
+@exporter("lax.onnxport_nnx_linear", samples=lambda: [
     Sample(_linear(4, 5), (randn(3, 4),), emits=("Gemm",), name="rows"),
     Sample(_linear(4, 5), (randn(2, 3, 4),), emits=("MatMul", "Add"), name="sequence"),
     Sample(_linear(4, 5, use_bias=False), (randn(2, 3, 4),), emits=("MatMul",), name="no_bias"),
