@@ -11,6 +11,7 @@ import onnx
 import onnx_ir as ir
 from google.protobuf.message import DecodeError
 
+from . import deserialize as _deserialize
 from . import filedata as _filedata
 from . import progress as _progress
 from . import validate as _validate
@@ -190,7 +191,7 @@ def load(source, *, base_dir: str | os.PathLike | None = None, in_place: bool = 
     level = logger.level
     logger.setLevel(logging.ERROR)  # dangling inputs are reported by our validation instead
     try:
-        model = ir.serde.deserialize_model(proto)
+        model = _deserialize.deserialize_model(proto)
     except Exception as exc:
         raise ModelError(f"invalid ONNX model: {type(exc).__name__}: {exc}") from exc
     finally:

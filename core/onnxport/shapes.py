@@ -88,30 +88,31 @@ def _from_source(model: ir.Model, source: onnx.ModelProto) -> onnx.ModelProto | 
     if (model.functions or source.functions or src.sparse_initializer or len(src.node) != len(graph)
             or len(src.initializer) != len(graph.initializers)):
         return None
-    computed: set[str] = set()
-    for node in graph:
-        if node.attributes:
-            for attr in node.attributes.values():
-                if attr.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS):
-                    return None
-        for v in node.outputs:
-            if not v.is_graph_output():
-                computed.add(v.name)
+    graph_kinds = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+    for node in src.node:  # the proto's nodes are the graph's: read there, where it is cheaper
+        if node.attribute and any(a.type in graph_kinds or a.HasField("g") or a.graphs for a in node.attribute):
+            return None
     declared = [vi.name for vi in src.value_info]
-    if len(set(declared)) != len(declared) or not computed.issuperset(declared):
-        return None
+    if declared:
+        outputs = {vi.name for vi in src.output}
+        computed = {name for node in src.node for name in node.output if name and name not in outputs}
+        if len(set(declared)) != len(declared) or not computed.issuperset(declared):
+            return None
     inputs = {vi.name for vi in src.input}
     inits = graph.initializers
     small: list[onnx.TensorProto] = []
     typed: list[onnx.TensorProto] = []
     for t in src.initializer:
-        v = inits.get(t.name)
-        if v is None or v.shape is None or v.dtype is None:
-            return None  # _proto would fill in the value's type from its tensor
-        if t.name not in inputs:
+        name = t.name
+        if name in inputs:
+            v = inits.get(name)
+            if v is None or v.shape is None or v.dtype is None:
+                return None  # _proto would fill in the input's type from its tensor
+        else:  # onnx-ir typed the value as its tensor, as the proto's typed input is
             typed.append(t)
         if t.data_type == onnx.TensorProto.STRING:
-            nbytes = v.const_value.nbytes if v.const_value is not None else _INLINE_BYTES + 1
+            v = inits.get(name)
+            nbytes = v.const_value.nbytes if v is not None and v.const_value is not None else _INLINE_BYTES + 1
         else:  # raw_data or the tensor's type and shape (checked against each other at load)
             raw = t.raw_data
             nbytes = len(raw) if raw else tensor_nbytes(t)
