@@ -308,6 +308,14 @@ def _check_schema(node: onnx.NodeProto, op_type: str, domain: str, ins, outs, at
             )
 
 
+def _counts(op_type: str, domain: str, opsets: dict[str, int]) -> tuple[int, ...]:
+    """The least and most inputs and outputs :func:`_check_schema` allows (``()``: it checks none)."""
+    if domain != "" and domain != "ai.onnx.ml" or domain not in opsets:
+        return ()
+    facts = _schema_facts(op_type, opsets[domain], domain)
+    return () if facts is None else facts[1:5]
+
+
 def _set_type(attr: AttributeProto) -> int:
     for field, kind in (("f", AttributeProto.FLOAT), ("i", AttributeProto.INT), ("s", AttributeProto.STRING),
                         ("t", AttributeProto.TENSOR), ("g", AttributeProto.GRAPH)):
@@ -370,6 +378,7 @@ def _check_graph(graph: onnx.GraphProto, opsets: dict[str, int], where: str, in_
         raise ModelError(f"{where}: an initializer has an empty name")
     produced: set[str] = set(inputs) | set(inits)
     add = produced.add
+    schema_counts: dict[tuple[str, str], tuple[int, ...]] = {}
     for node in graph.node:
         outs = node.output
         for out in outs:
@@ -387,7 +396,16 @@ def _check_graph(graph: onnx.GraphProto, opsets: dict[str, int], where: str, in_
             _check_text(node, where)
         if domain == "ai.onnx":
             node.domain = domain = ""
-        _check_schema(node, op_type, domain, ins, outs, attrs, opsets, in_function, where)
+        if attrs:
+            _check_schema(node, op_type, domain, ins, outs, attrs, opsets, in_function, where)
+        else:  # no attributes: the counts of its schema, read once per op
+            counts = schema_counts.get((op_type, domain))
+            if counts is None:
+                counts = schema_counts[(op_type, domain)] = _counts(op_type, domain, opsets)
+            n_in = len(ins)
+            if counts and not (counts[0] <= n_in <= counts[1] and counts[2] <= len(outs) <= counts[3]
+                               and (not n_in or ins[n_in - 1])):
+                _check_schema(node, op_type, domain, ins, outs, attrs, opsets, in_function, where)
         if attrs:  # bodies and subgraphs are attributes
             label = _label(node)
             _check_body(node, label)
