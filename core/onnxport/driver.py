@@ -114,7 +114,7 @@ def _validate(model: ir.Model) -> tuple[bool, bool]:
                     continue
                 producer = value.producer()
                 if producer is None:
-                    if not call and not value.is_graph_input() and not value.is_initializer():
+                    if not call and not value.is_initializer() and not value.is_graph_input():
                         raise ModelError(
                             f"node {node_label(node)} input {i} reads value {value.name!r}, which no "
                             "node produces and which is neither a graph input nor an initializer "

@@ -176,11 +176,12 @@ def _typed_inputs(tensors: list[onnx.TensorProto]) -> bytes:
     return b"".join(parts)
 
 
-def _huge_dims(proto: onnx.ModelProto) -> bool:
-    for g in _graphs(proto.graph):
+def _huge_dims(proto: onnx.ModelProto, flat: bool = False) -> bool:
+    """Whether a declared dimension passes :data:`_DATA_PROP_DIM` (``flat``: the proto has no subgraphs)."""
+    for g in ((proto.graph,) if flat else _graphs(proto.graph)):
         for vi in (*g.input, *g.output, *g.value_info):
             for d in vi.type.tensor_type.shape.dim:
-                if d.HasField("dim_value") and d.dim_value > _DATA_PROP_DIM:
+                if d.dim_value > _DATA_PROP_DIM:  # 0 where the dimension is symbolic or unknown
                     return True
     return False
 
@@ -272,12 +273,13 @@ def infer_shapes(model: ir.Model, strict: bool = True, source: onnx.ModelProto |
     ``source``: the proto ``model`` was loaded from, if the graph is unchanged since (faster).
     """
     proto = _from_source(model, source) if source is not None else None
+    flat = proto is not None  # the source's proto is used only for a graph without subgraphs
     if proto is None:
         try:
             proto = _proto(model)
         except Exception:  # noqa: BLE001 - a model onnx-ir cannot serialize gets no inferred shapes
             return
-    data_prop = not _huge_dims(proto)
+    data_prop = not _huge_dims(proto, flat)
     try:
         inferred = onnx.shape_inference.infer_shapes(proto, check_type=True, strict_mode=True, data_prop=data_prop)
     except Exception as exc:  # noqa: BLE001 - see below: only contradictions are the model's fault
