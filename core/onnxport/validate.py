@@ -502,16 +502,17 @@ def densify_sparse(graph: onnx.GraphProto) -> None:
 
 def needs_rewrite(model: onnx.ModelProto) -> bool:
     """Whether :func:`check_model` will change the proto (sparse initializers, ``"ai.onnx"`` domains)."""
-    if model.graph.sparse_initializer or any(i.domain == "ai.onnx" for i in model.opset_import):
+    if model.graph.sparse_initializer or any(i.domain == "ai.onnx" for i in model.opset_import) or \
+            any(i.domain == "ai.onnx" for f in model.functions for i in f.opset_import):
         return True
-    graphs = [model.graph]
-    nodes = [n for f in model.functions for n in f.node]
-    while graphs:
-        g = graphs.pop()
-        nodes.extend(g.node)
-        for n in g.node:
-            graphs.extend(_subgraphs(n))
-    return any(n.domain == "ai.onnx" for n in nodes)
+    pending = [model.graph.node, *(f.node for f in model.functions)]  # node lists, subgraphs' too
+    while pending:
+        for n in pending.pop():
+            if n.domain == "ai.onnx":
+                return True
+            if n.attribute:
+                pending.extend(g.node for g in _subgraphs(n))
+    return False
 
 
 def check_model(model: onnx.ModelProto) -> None:

@@ -9,6 +9,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from onnxport import io as _io
 from onnxport import validate
 from onnxport.errors import ModelError
 from onnxport_testkit import fuzz
@@ -63,7 +64,7 @@ def test_plain_raw_ok_on_fuzzed_and_light_model_tensors():
     assert all(_agrees(t) for t in proto.graph.initializer)  # the common weights take the shortcut
 
 
-def test_ai_onnx_domain_is_spelled_empty_everywhere():
+def _model_with_ai_onnx_everywhere() -> onnx.ModelProto:
     body = helper.make_graph([helper.make_node("Identity", ["x"], ["o"], domain="ai.onnx")], "body", [],
                              [helper.make_tensor_value_info("o", TensorProto.FLOAT, [3])])
     fbody = helper.make_graph([helper.make_node("Identity", ["a"], ["fo"], domain="ai.onnx")], "fbody", [],
@@ -78,8 +79,12 @@ def test_ai_onnx_domain_is_spelled_empty_everywhere():
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3]),
                                            helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("ai.onnx", 21), helper.make_opsetid("local", 1)],
-                              functions=[function])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("ai.onnx", 21), helper.make_opsetid("local", 1)],
+                             functions=[function])
+
+
+def test_ai_onnx_domain_is_spelled_empty_everywhere():
+    model = _model_with_ai_onnx_everywhere()
     validate.check_model(model)
     domains = [imp.domain for imp in (*model.opset_import, *model.functions[0].opset_import)]
     nodes = [n for g in (model.graph, model.graph.node[0].attribute[0].g, model.graph.node[0].attribute[1].g) for n in g.node]
@@ -87,6 +92,26 @@ def test_ai_onnx_domain_is_spelled_empty_everywhere():
     nodes += [n for a in model.functions[0].node[1].attribute for n in a.g.node]
     assert "ai.onnx" not in domains
     assert [n.domain for n in nodes if n.op_type != "F"] == [""] * (len(nodes) - 1)
+
+
+@pytest.mark.parametrize("where", ["function opset", "function subgraph"])
+def test_a_callers_proto_stays_as_it_was(where):
+    """``"ai.onnx"`` only in a function's opset import, or only in a subgraph of a function's node:
+    the check works on a copy, the caller's proto keeps its spelling."""
+    model = _model_with_ai_onnx_everywhere()
+    model.opset_import[0].domain = ""
+    for n in (*model.graph.node, *model.graph.node[0].attribute[0].g.node, *model.graph.node[0].attribute[1].g.node,
+              *model.functions[0].node):
+        n.domain = "" if n.domain == "ai.onnx" else n.domain
+    if where == "function subgraph":
+        model.functions[0].opset_import[0].domain = ""
+    else:
+        for a in model.functions[0].node[1].attribute:
+            a.g.node[0].domain = ""
+    before = model.SerializeToString()
+    assert validate.needs_rewrite(model)
+    _io.load_proto(model)
+    assert model.SerializeToString() == before
 
 
 @pytest.mark.parametrize("field", ["input", "output", "name", "attribute"])
