@@ -53,7 +53,8 @@ def simple_model(proto: onnx.ModelProto) -> ir.Model | None:
 
 def _simple_graph(proto: onnx.GraphProto) -> ir.Graph | None:
     """The main graph, or None for a subgraph, an annotation, a device setting, an unnamed
-    initializer, a value defined twice, read but never defined, or a graph output no one computes."""
+    initializer, a value defined twice, read before it is defined or never, or a graph output
+    no one computes."""
     if proto.quantization_annotation:
         return None
     value_class, to_value = ir.Value, serde.deserialize_value_info_proto
@@ -88,9 +89,21 @@ def _simple_graph(proto: onnx.GraphProto) -> ir.Graph | None:
                 to_value(info, value)
             values[name] = value
         initializers.append(value)
-    # every node's outputs first, as onnx-ir declares them
-    declared = []
+    # one pass: a node reading a value that a later node computes (an unsorted graph, a cycle)
+    # leaves the short path (onnx-ir declares every output first)
+    nodes = []
+    node_class, to_attr, to_props = ir.Node, serde.deserialize_attribute, serde.deserialize_metadata_props
+    devices = hasattr(onnx.NodeProto, "device_configurations")
     for node in proto.node:
+        node_inputs: list[ir.Value | None] = []
+        for name in node.input:
+            if not name:
+                node_inputs.append(None)
+                continue
+            value = values.get(name)
+            if value is None:
+                return None
+            node_inputs.append(value)
         outputs = []
         for name in node.output:
             if not name:
@@ -103,20 +116,6 @@ def _simple_graph(proto: onnx.GraphProto) -> ir.Graph | None:
             if info is not None:
                 to_value(info, value)
             outputs.append(value)
-        declared.append(outputs)
-    nodes = []
-    node_class, to_attr, to_props = ir.Node, serde.deserialize_attribute, serde.deserialize_metadata_props
-    devices = hasattr(onnx.NodeProto, "device_configurations")
-    for node, outputs in zip(proto.node, declared):
-        node_inputs: list[ir.Value | None] = []
-        for name in node.input:
-            if not name:
-                node_inputs.append(None)
-                continue
-            value = values.get(name)
-            if value is None:
-                return None
-            node_inputs.append(value)
         attrs = node.attribute
         if attrs:
             if any(a.type in _GRAPH_KINDS or a.HasField("g") or a.graphs for a in attrs):

@@ -134,10 +134,13 @@ def test_the_short_path_declines_what_it_does_not_cover():
     dangling_output.graph.output.append(helper.make_tensor_value_info("ghost", TensorProto.FLOAT, [1]))
     annotated = _copy(proto)
     annotated.graph.quantization_annotation.add(tensor_name="a")
+    unsorted = _copy(proto)
+    unsorted.graph.node.insert(0, unsorted.graph.node.pop(1))  # b, read before a is computed
     function = _copy(proto)
     function.functions.append(helper.make_function("local", "f", ["i"], ["o"], [helper.make_node("Relu", ["i"], ["o"])],
                                                    [helper.make_opsetid("", 21)]))
-    for model in (with_subgraph, unresolved, twice, dangling_output, annotated, function):
-        assert deserialize.simple_model(model) is None
+    for model in (with_subgraph, unresolved, twice, dangling_output, annotated, unsorted, function):
+        assert deserialize.simple_model(_copy(model)) is None
     # and the public entry point gives onnx-ir's model for them
-    _assert_same(deserialize.deserialize_model(_copy(unresolved)), ir.serde.deserialize_model(_copy(unresolved)))
+    for model in (unresolved, unsorted):
+        _assert_same(deserialize.deserialize_model(_copy(model)), ir.serde.deserialize_model(_copy(model)))
