@@ -81,32 +81,42 @@ def is_statistics(value: ir.Value) -> bool:
 def validate(model: ir.Model) -> bool:
     """Check what the importer relies on: known domains, defined values, no cycles; returns
     whether a graph was out of order (and was sorted)."""
-    reordered = False
+    return _validate(model)[0]
+
+
+def _validate(model: ir.Model) -> tuple[bool, bool, list[ir.Graph]]:
+    """:func:`validate`; and whether a graph has subgraphs, and the graphs of :func:`iter_model_graphs`."""
+    reordered = nested = False
+    graphs: list[ir.Graph] = []
     opsets = model.opset_imports
     functions = {(f.domain, f.name) for f in model.functions.values()}
+    imported: set[str] = set()  # node domains found among the opset imports
+    graph_kinds = (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS)
     for graph in iter_model_graphs(model):  # function bodies too: they may be kept as they are
+        graphs.append(graph)
         # whether every node comes after the nodes it reads from (only for graphs without
         # subgraphs, whose captures sorting also orders): then there is no cycle either
         ordered = True
         seen: set[ir.Node] = set()
         for node in graph:
-            if ordered and node.attributes and any(
-                    a.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS) for a in node.attributes.values()):
+            if node.attributes and any(a.type in graph_kinds for a in node.attributes.values()):
                 ordered = False
-            call = (node.domain, node.op_type) in functions
-            if not call:
+                nested = True
+            call = bool(functions) and (node.domain, node.op_type) in functions
+            if not call and node.domain not in imported:
                 domain = _spec.normalize_domain(node.domain)
                 if domain not in opsets and node.domain not in opsets:
                     raise ModelError(
                         f"node {node_label(node)} uses domain {node.domain or 'ai.onnx'!r}, which the "
                         f"model does not import (opset_imports: {dict(opsets)})"
                     )
+                imported.add(node.domain)
             for i, value in enumerate(node.inputs):
                 if value is None:
                     continue
                 producer = value.producer()
                 if producer is None:
-                    if not call and not value.is_graph_input() and not value.is_initializer():
+                    if not call and not value.is_initializer() and not value.is_graph_input():
                         raise ModelError(
                             f"node {node_label(node)} input {i} reads value {value.name!r}, which no "
                             "node produces and which is neither a graph input nor an initializer "
@@ -125,7 +135,7 @@ def validate(model: ir.Model) -> bool:
     for out in model.graph.outputs:
         if out.producer() is None and not out.is_graph_input() and not out.is_initializer():
             raise ModelError(f"graph output {out.name!r} is produced by no node")
-    return reordered
+    return reordered, nested, graphs
 
 
 # -- adaptation ---------------------------------------------------------------------------
@@ -211,19 +221,21 @@ class AdaptContext:
         return new
 
 
-def adapt(model: ir.Model, registry: Registry) -> bool:
+def adapt(model: ir.Model, registry: Registry, graphs: list[ir.Graph] | None = None) -> bool:
     """Rewrite every node into the newest form of its op (``node.meta[VERSION_KEY]``); whether
-    an adapter ran (the graph may need sorting again)."""
+    an adapter ran (the graph may need sorting again). ``graphs``: the model's graphs
+    (:func:`iter_model_graphs`), where the caller has them."""
     local = {(f.domain, f.name) for f in model.functions.values()}
     adapted = False
     #: (domain, op type) -> the version of its nodes when no adapter applies to them (one walk per op)
     as_is: dict[tuple[str, str], int] = {}
-    for graph in list(iter_model_graphs(model)):
+    for graph in list(iter_model_graphs(model)) if graphs is None else graphs:
         actx = AdaptContext(model, graph)
         for node in list(graph):
-            if (node.domain, node.op_type) in local:
+            op = (node.domain, node.op_type)
+            if local and op in local:
                 continue
-            known = as_is.get((node.domain, node.op_type))
+            known = as_is.get(op)
             if known is not None:
                 node.meta[VERSION_KEY] = known
                 continue
@@ -384,18 +396,29 @@ class ImportPlan:
         found = self._info[key] = NodeInfo(node, prim, op_spec, node_attributes(node, op_spec), opset, version)
         return found
 
-    def check_supported(self) -> None:
-        """Raise one error listing every op of the model that the backend lacks."""
+    def check_supported(self, graphs: list[ir.Graph] | None = None) -> None:
+        """Raise one error listing every op of the model that the backend lacks (``graphs``:
+        the model's graphs, where the caller has them)."""
         missing: dict[tuple[str, str, int], list[str]] = {}
         local = {(f.domain, f.name) for f in self.model.functions.values()}
-        for node in (n for g in iter_model_graphs(self.model) for n in g):
-            if (node.domain, node.op_type) in local:
+        opsets: dict[str, tuple[str, int]] = {}  # per node domain: the normalized domain and its opset
+        supported: set[tuple[str, str, int]] = set()  # (node domain, op, version) with a primitive
+        for node in (n for g in (iter_model_graphs(self.model) if graphs is None else graphs) for n in g):
+            op = (node.domain, node.op_type)
+            if local and op in local:
                 continue  # a call of a kept local function: its body's nodes are checked
-            domain = _spec.normalize_domain(node.domain)
-            opset = model_opset(self.model, domain)
+            found = opsets.get(node.domain)
+            if found is None:
+                domain = _spec.normalize_domain(node.domain)
+                found = opsets[node.domain] = (domain, model_opset(self.model, domain))
+            domain, opset = found
             version = node.meta.get(VERSION_KEY, opset)
+            if (*op, version) in supported:
+                continue
             if self.find_import(domain, node.op_type, version) is None:
                 missing.setdefault((domain, node.op_type, opset), []).append(node.name or "<unnamed>")
+            else:
+                supported.add((*op, version))
         if not missing:
             return
         lines = []
@@ -432,15 +455,15 @@ def infer_shapes(model: ir.Model, strict: bool = True, source: Any = None) -> No
     _infer(model, strict=strict, source=source)
 
 
-def share_initializers(model: ir.Model) -> bool:
+def share_initializers(model: ir.Model, graphs: list[ir.Graph] | None = None) -> bool:
     """Readers of ``y = Identity(w)`` on an initializer ``w`` read ``w`` itself.
 
     The TorchScript exporter de-duplicates equal weights (tied embeddings, equal biases) this way;
     reading the initializer directly keeps them one shared weight in every backend. Returns
-    whether a node was removed.
+    whether a node was removed. ``graphs``: the model's graphs, where the caller has them.
     """
     changed = False
-    for graph in list(iter_model_graphs(model)):
+    for graph in list(iter_model_graphs(model)) if graphs is None else graphs:
         for node in list(graph):
             if node.op_type != "Identity" or node.domain not in ("", "ai.onnx") or len(node.inputs) != 1:
                 continue
@@ -453,12 +476,22 @@ def share_initializers(model: ir.Model) -> bool:
     return changed
 
 
+def _drop_initializer_inputs(graph: ir.Graph) -> None:
+    """Graph inputs that are initializers are inputs no more (``RemoveInitializersFromInputsPass``)."""
+    initializers = set(graph.initializers.values())
+    if initializers and any(v in initializers for v in graph.inputs):
+        kept = [v for v in graph.inputs if v not in initializers]
+        graph.inputs.clear()
+        graph.inputs.extend(kept)
+
+
 def prepare(model: ir.Model, backend: str, registry: Registry, **options: Any) -> ImportPlan:
     """Validate, inline local functions, adapt and check support: ready for a backend."""
     from .io import SOURCE_KEY
 
     source = model.meta.pop(SOURCE_KEY, None)  # the proto it was loaded from, if any
-    if validate(model):
+    reordered, nested, graphs = _validate(model)
+    if reordered:
         source = None
     keep = options.get("keep_functions")
     if keep is None:  # the backend's default: torch keeps functions as reusable submodules
@@ -470,16 +503,22 @@ def prepare(model: ir.Model, backend: str, registry: Registry, **options: Any) -
 
         # a function with attribute parameters differs per call site: its calls are inlined
         InlinePass(None if not keep else (lambda f: bool(f.attributes)))(model)
-    from onnx_ir.passes.common import RemoveInitializersFromInputsPass
+        graphs = list(iter_model_graphs(model))
+    # the inference proto is built the same way from either
+    if nested or inlined:
+        from onnx_ir.passes.common import RemoveInitializersFromInputsPass
 
-    RemoveInitializersFromInputsPass()(model)  # the inference proto is built the same way from either
-    if share_initializers(model) or inlined:
+        RemoveInitializersFromInputsPass()(model)
+    else:  # what the pass does, on the one graph it would walk
+        _drop_initializer_inputs(model.graph)
+    if share_initializers(model, graphs) or inlined:
         source = None  # the graph no longer is the proto's
     if options.get("infer_shapes", True):
         infer_shapes(model, strict=options.get("strict", True), source=source)
-    if adapt(model, registry) or inlined:  # validate() sorted the graphs; only a rewrite unsorts them
-        for graph in iter_model_graphs(model):
+    if adapt(model, registry, graphs) or inlined:  # validate() sorted the graphs; only a rewrite unsorts them
+        graphs = list(iter_model_graphs(model))  # an adapter may have written new subgraphs
+        for graph in graphs:
             graph.sort()
     plan = ImportPlan(model, backend, registry, options)
-    plan.check_supported()
+    plan.check_supported(graphs)
     return plan

@@ -11,6 +11,7 @@ import onnx
 import onnx_ir as ir
 from google.protobuf.message import DecodeError
 
+from . import deserialize as _deserialize
 from . import filedata as _filedata
 from . import progress as _progress
 from . import validate as _validate
@@ -27,7 +28,8 @@ def _tensors(graph: onnx.GraphProto) -> Iterator[onnx.TensorProto]:
         yield sp.values
         yield sp.indices
     for node in graph.node:
-        yield from _attr_tensors(node.attribute)
+        if node.attribute:
+            yield from _attr_tensors(node.attribute)
 
 
 def _attr_tensors(attrs) -> Iterator[onnx.TensorProto]:
@@ -45,7 +47,8 @@ def _all_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
     yield from _tensors(model.graph)
     for fn in model.functions:
         for node in fn.node:
-            yield from _attr_tensors(node.attribute)
+            if node.attribute:
+                yield from _attr_tensors(node.attribute)
 
 
 _MAX_NAME = 4096
@@ -56,8 +59,9 @@ def check_external_data(model: onnx.ModelProto, base_dir: str | os.PathLike | No
     """Refuse external data that points outside the model's folder, or that is missing or short
     (``own_file``: the model's own file, whose weights an import reads in place)."""
     root = Path(base_dir).resolve() if base_dir is not None else None
+    external = onnx.TensorProto.EXTERNAL
     for tensor in _all_tensors(model):
-        if tensor.data_location != onnx.TensorProto.EXTERNAL:
+        if tensor.data_location != external:
             continue
         info = {e.key: e.value for e in tensor.external_data}
         location = info.get("location", "")
@@ -190,7 +194,7 @@ def load(source, *, base_dir: str | os.PathLike | None = None, in_place: bool = 
     level = logger.level
     logger.setLevel(logging.ERROR)  # dangling inputs are reported by our validation instead
     try:
-        model = ir.serde.deserialize_model(proto)
+        model = _deserialize.deserialize_model(proto)
     except Exception as exc:
         raise ModelError(f"invalid ONNX model: {type(exc).__name__}: {exc}") from exc
     finally:

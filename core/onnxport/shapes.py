@@ -88,32 +88,34 @@ def _from_source(model: ir.Model, source: onnx.ModelProto) -> onnx.ModelProto | 
     if (model.functions or source.functions or src.sparse_initializer or len(src.node) != len(graph)
             or len(src.initializer) != len(graph.initializers)):
         return None
-    computed: set[str] = set()
-    for node in graph:
-        if node.attributes:
-            for attr in node.attributes.values():
-                if attr.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS):
-                    return None
-        for v in node.outputs:
-            if not v.is_graph_output():
-                computed.add(v.name)
+    graph_kinds = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+    for node in src.node:  # the proto's nodes are the graph's: read there, where it is cheaper
+        if node.attribute and any(a.type in graph_kinds or a.HasField("g") or a.graphs for a in node.attribute):
+            return None
     declared = [vi.name for vi in src.value_info]
-    if len(set(declared)) != len(declared) or not computed.issuperset(declared):
-        return None
+    if declared:
+        outputs = {vi.name for vi in src.output}
+        computed = {name for node in src.node for name in node.output if name and name not in outputs}
+        if len(set(declared)) != len(declared) or not computed.issuperset(declared):
+            return None
     inputs = {vi.name for vi in src.input}
     inits = graph.initializers
     small: list[onnx.TensorProto] = []
     typed: list[onnx.TensorProto] = []
     for t in src.initializer:
-        v = inits.get(t.name)
-        if v is None or v.shape is None or v.dtype is None:
-            return None  # _proto would fill in the value's type from its tensor
-        if t.name not in inputs:
+        name = t.name
+        if name in inputs:
+            v = inits.get(name)
+            if v is None or v.shape is None or v.dtype is None:
+                return None  # _proto would fill in the input's type from its tensor
+        else:  # onnx-ir typed the value as its tensor, as the proto's typed input is
             typed.append(t)
         if t.data_type == onnx.TensorProto.STRING:
-            nbytes = v.const_value.nbytes if v.const_value is not None else _INLINE_BYTES + 1
-        else:  # the tensor's type and shape (its data was checked against them at load)
-            nbytes = tensor_nbytes(t)
+            v = inits.get(name)
+            nbytes = v.const_value.nbytes if v is not None and v.const_value is not None else _INLINE_BYTES + 1
+        else:  # raw_data or the tensor's type and shape (checked against each other at load)
+            raw = t.raw_data
+            nbytes = len(raw) if raw else tensor_nbytes(t)
         if nbytes <= _INLINE_BYTES:
             small.append(t)
     proto = onnx.ModelProto()
@@ -122,12 +124,7 @@ def _from_source(model: ir.Model, source: onnx.ModelProto) -> onnx.ModelProto | 
     g = proto.graph
     g.name = src.name
     g.input.extend(src.input)
-    for t in typed:  # initializers are typed graph inputs, as in _proto
-        tt = g.input.add(name=t.name).type.tensor_type
-        tt.elem_type = t.data_type
-        tt.shape.SetInParent()
-        for d in t.dims:
-            tt.shape.dim.add(dim_value=d)
+    g.MergeFromString(_typed_inputs(typed))  # initializers are typed graph inputs, as in _proto
     g.initializer.extend(small)
     g.node.extend(src.node)
     g.value_info.extend(src.value_info)
@@ -135,45 +132,123 @@ def _from_source(model: ir.Model, source: onnx.ModelProto) -> onnx.ModelProto | 
     return proto
 
 
-def _huge_dims(proto: onnx.ModelProto) -> bool:
-    for g in _graphs(proto.graph):
+def _type_bytes(data_type: int, dims: tuple[int, ...]) -> bytes:
+    """A serialized ``TypeProto``: a tensor of ``data_type`` and ``dims`` (a shape even for no dims)."""
+    type_proto = onnx.TypeProto()
+    tt = type_proto.tensor_type
+    tt.elem_type = data_type
+    tt.shape.SetInParent()
+    for d in dims:
+        tt.shape.dim.add(dim_value=d)
+    return type_proto.SerializeToString()
+
+
+def _varint(n: int) -> bytes:
+    if n < 0x80:
+        return _SMALL[n]
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+_SMALL = [bytes((i,)) for i in range(0x80)]
+_GRAPH_INPUT = _varint(11 << 3 | 2)  # GraphProto.input, length-delimited
+_VI_NAME, _VI_TYPE = _varint(1 << 3 | 2), _varint(2 << 3 | 2)  # ValueInfoProto.name, .type
+
+
+def _typed_inputs(tensors: list[onnx.TensorProto]) -> bytes:
+    """Serialized ``GraphProto.input`` entries: each tensor as a graph input of its type and shape
+    (written as wire format, each distinct type once: a message built per tensor costs more)."""
+    types: dict[tuple[int, tuple[int, ...]], bytes] = {}
+    parts: list[bytes] = []
+    for t in tensors:
+        key = (t.data_type, tuple(t.dims))
+        typed = types.get(key)
+        if typed is None:
+            type_bytes = _type_bytes(*key)
+            typed = types[key] = _VI_TYPE + _varint(len(type_bytes)) + type_bytes
+        name = t.name.encode()
+        size = _varint(len(name))
+        parts += (_GRAPH_INPUT, _varint(1 + len(size) + len(name) + len(typed)), _VI_NAME, size, name, typed)
+    return b"".join(parts)
+
+
+def _huge_dims(proto: onnx.ModelProto, flat: bool = False) -> bool:
+    """Whether a declared dimension passes :data:`_DATA_PROP_DIM` (``flat``: the proto has no subgraphs)."""
+    for g in ((proto.graph,) if flat else _graphs(proto.graph)):
         for vi in (*g.input, *g.output, *g.value_info):
             for d in vi.type.tensor_type.shape.dim:
-                if d.HasField("dim_value") and d.dim_value > _DATA_PROP_DIM:
+                if d.dim_value > _DATA_PROP_DIM:  # 0 where the dimension is symbolic or unknown
                     return True
     return False
 
 
 def _merge(model: ir.Model, inferred: onnx.ModelProto) -> None:
+    """Give each value of ``model`` the tensor type and shape the inferred proto holds for its name
+    (graph inputs, ``value_info`` and outputs of every graph; outer values first)."""
     values: dict[str, ir.Value] = {}
-    for g in (*_ir_graphs(model.graph),):
-        for v in g.inputs:
-            values.setdefault(v.name, v)
-        for node in g:
-            for v in node.outputs:
-                if v.name:
-                    values.setdefault(v.name, v)
-    parsed: dict[bytes, tuple[tuple[int | str | None, ...] | None, ir.DataType | None]] = {}
-    for g in _graphs(inferred.graph):
+    keep = values.setdefault
+    nested = _collect_values(model.graph, keep)
+    # each distinct type read from the proto once (most values of a long graph share a few
+    # types): deserializing a value per value_info costs most of the import of a long graph.
+    # Values of one shape share one frozen ir.Shape (as onnx-ir's initializers share their tensor's)
+    parsed: dict[bytes, tuple[tuple[int | str | None, ...] | None, ir.Shape | None, ir.DataType | None]] = {}
+    find = values.get
+    for g in (_graphs(inferred.graph) if nested else (inferred.graph,)):
         for vi in (*g.input, *g.value_info, *g.output):
-            v = values.get(vi.name)
-            if v is None or not vi.type.HasField("tensor_type"):
+            v = find(vi.name)
+            if v is None:
                 continue
-            # read the tensor type straight from the proto, each distinct type once (most values
-            # of a long graph share a few types): deserializing a value per value_info costs most
-            # of the import of a long graph
-            key = vi.type.tensor_type.SerializeToString()
+            type_proto = vi.type
+            key = type_proto.SerializeToString()
             found = parsed.get(key)
             if found is None:
-                tt = vi.type.tensor_type
-                dims = (tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tt.shape.dim)
-                        if tt.HasField("shape") else None)
-                found = parsed[key] = (dims, ir.DataType(tt.elem_type) if tt.elem_type else None)
-            dims, dtype = found
-            if dims is not None and (v.shape is None or _dims(v.shape) != dims):
-                v.shape = ir.Shape(dims)
+                found = parsed[key] = _tensor_type(type_proto)
+            dims, shape, dtype = found
+            if shape is not None:
+                current = v.shape
+                if current is not shape and (current is None or _dims(current) != dims):
+                    v.shape = shape
             if dtype is not None and dtype != v.dtype:
                 v.dtype = dtype
+
+
+def _collect_values(graph: ir.Graph, keep) -> bool:
+    """``keep(name, value)`` for the inputs and node outputs of ``graph``, then of its subgraphs
+    (depth first, in node order); whether it has subgraphs."""
+    subgraphs: list[ir.Graph] = []
+    for v in graph.inputs:
+        keep(v.name, v)
+    for node in graph:
+        for v in node.outputs:
+            if v.name:
+                keep(v.name, v)
+        attrs = node.attributes
+        if attrs:
+            for attr in attrs.values():
+                if attr.type == ir.AttributeType.GRAPH:
+                    subgraphs.append(attr.value)
+                elif attr.type == ir.AttributeType.GRAPHS:
+                    subgraphs.extend(attr.value)
+    for g in subgraphs:
+        _collect_values(g, keep)
+    return bool(subgraphs)
+
+
+def _tensor_type(type_proto: onnx.TypeProto) -> tuple[tuple[int | str | None, ...] | None, ir.Shape | None,
+                                                   ir.DataType | None]:
+    """The dims and frozen shape (None: no shape) and the dtype (None: none) of a tensor type;
+    all None for other types."""
+    if not type_proto.HasField("tensor_type"):
+        return None, None, None
+    tt = type_proto.tensor_type
+    dims = (tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tt.shape.dim)
+            if tt.HasField("shape") else None)
+    return (dims, None if dims is None else ir.Shape(dims, frozen=True),
+            ir.DataType(tt.elem_type) if tt.elem_type else None)
 
 
 def _dims(shape: ir.Shape) -> tuple[int | str | None, ...]:
@@ -198,12 +273,13 @@ def infer_shapes(model: ir.Model, strict: bool = True, source: onnx.ModelProto |
     ``source``: the proto ``model`` was loaded from, if the graph is unchanged since (faster).
     """
     proto = _from_source(model, source) if source is not None else None
+    flat = proto is not None  # the source's proto is used only for a graph without subgraphs
     if proto is None:
         try:
             proto = _proto(model)
         except Exception:  # noqa: BLE001 - a model onnx-ir cannot serialize gets no inferred shapes
             return
-    data_prop = not _huge_dims(proto)
+    data_prop = not _huge_dims(proto, flat)
     try:
         inferred = onnx.shape_inference.infer_shapes(proto, check_type=True, strict_mode=True, data_prop=data_prop)
     except Exception as exc:  # noqa: BLE001 - see below: only contradictions are the model's fault

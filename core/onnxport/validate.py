@@ -36,12 +36,26 @@ def _dtype_name(code: int) -> str:
         return f"<unknown data type {code}>"
 
 
-def _bits(code: int) -> int:
-    if code in _BITS:
-        return _BITS[code]
-    import numpy as np
+#: bits per element of each data type asked for so far (numpy's answer, asked once per type)
+_BITS_OF: dict[int, int] = dict(_BITS)
 
-    return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(code)).itemsize * 8
+
+def _bits(code: int) -> int:
+    bits = _BITS_OF.get(code)
+    if bits is None:
+        import numpy as np
+
+        bits = _BITS_OF[code] = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(code)).itemsize * 8
+    return bits
+
+
+#: bytes per element of the known data types that raw_data stores whole bytes of (not strings, not packed)
+_ITEMSIZE: dict[int, int] = {}
+for _code in _KNOWN_DTYPES - {TensorProto.STRING} - set(_BITS):
+    try:
+        _ITEMSIZE[_code] = _bits(_code) // 8
+    except (KeyError, TypeError, ValueError):  # a type numpy cannot hold: check_tensor decides
+        pass
 
 
 def tensor_nbytes(tensor: TensorProto) -> int:
@@ -52,6 +66,24 @@ def tensor_nbytes(tensor: TensorProto) -> int:
 def _what(tensor: TensorProto, where: str) -> str:
     """How errors name a tensor (built only for an error)."""
     return f"tensor {tensor.name!r} ({where}; declared {_dtype_name(tensor.data_type)} {list(tensor.dims)})"
+
+
+def plain_raw_ok(tensor: TensorProto) -> bool:
+    """Whether ``tensor`` certainly passes :func:`check_tensor`: inline ``raw_data`` of a whole-byte
+    type, exactly as long as its shape needs, and no other data field (False: ask ``check_tensor``)."""
+    raw = tensor.raw_data
+    if not raw:
+        return False
+    size = _ITEMSIZE.get(tensor.data_type)
+    if size is None or tensor.data_location == TensorProto.EXTERNAL or tensor.float_data or tensor.int32_data \
+            or tensor.string_data or tensor.int64_data or tensor.double_data or tensor.uint64_data:
+        return False
+    dims = tensor.dims
+    if dims:
+        if min(dims) < 0:
+            return False
+        size *= math.prod(dims)
+    return len(raw) == size
 
 
 def check_tensor(tensor: TensorProto, where: str) -> None:
@@ -129,6 +161,8 @@ def _graph_tensors(graph: onnx.GraphProto, where: str) -> Iterator[tuple[TensorP
 
 
 def _node_tensors(node: onnx.NodeProto) -> Iterator[tuple[TensorProto, str]]:
+    if not node.attribute:
+        return
     label = f"attribute of node {node.name or '<unnamed>'!r} ({node.op_type})"
     for attr in node.attribute:
         if attr.HasField("t"):
@@ -150,6 +184,23 @@ def all_tensors(model: onnx.ModelProto) -> Iterator[tuple[TensorProto, str]]:
     for fn in model.functions:
         for node in fn.node:
             yield from _node_tensors(node)
+
+
+def check_tensors(model: onnx.ModelProto) -> None:
+    """:func:`check_tensor` on every tensor of :func:`all_tensors`, in that order (where a tensor
+    sits is named only for a tensor that is not plainly fine)."""
+    graph = model.graph
+    for t in graph.initializer:
+        if not plain_raw_ok(t):
+            check_tensor(t, f"initializer of graph {graph.name!r}")
+    for sp in graph.sparse_initializer:
+        check_tensor(sp.values, f"values of sparse initializer in graph {graph.name!r}")
+        check_tensor(sp.indices, f"indices of sparse initializer in graph {graph.name!r}")
+    for node in (*graph.node, *(n for fn in model.functions for n in fn.node)):
+        if node.attribute:
+            for t, where in _node_tensors(node):
+                if not plain_raw_ok(t):
+                    check_tensor(t, where)
 
 
 def _subgraphs(node: onnx.NodeProto) -> Iterator[onnx.GraphProto]:
@@ -203,32 +254,45 @@ def _schema_facts(op_type: str, version: int, domain: str) -> tuple[int, int, in
 
 
 def _check_attributes(node: onnx.NodeProto, opsets: dict[str, int], in_function: bool, where: str) -> None:
+    """Text fields, attribute duplicates and references, input/output counts and attribute types
+    of one node (its default domain spelled ``""`` first)."""
     _check_text(node, where)
-    attrs = node.attribute
+    if node.domain == "ai.onnx":
+        node.domain = ""
+    _check_schema(node, node.op_type, node.domain, node.input, node.output, node.attribute, opsets, in_function,
+                  where)
+
+
+def _check_schema(node: onnx.NodeProto, op_type: str, domain: str, ins, outs, attrs, opsets: dict[str, int],
+                  in_function: bool, where: str) -> None:
+    """:func:`_check_attributes` past the text check, on fields the caller has read already
+    (``domain``: normalized)."""
     if attrs:
         names = [a.name for a in attrs]
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
+        if len(set(names)) != len(names):
+            dupes = sorted({n for n in names if names.count(n) > 1})
             raise ModelError(f"{_label(node)} in {where} has attribute {dupes[0]!r} more than once")
         for attr in attrs:
             if attr.ref_attr_name and not in_function:
                 raise ModelError(f"{_label(node)} in {where}: attribute {attr.name!r} refers to {attr.ref_attr_name!r}, "
                                  "but attribute references are only allowed inside a function")
-    domain = "" if node.domain in DEFAULT_DOMAINS else node.domain
-    if domain not in ("", "ai.onnx.ml") or domain not in opsets:
+    if domain != "" and domain != "ai.onnx.ml":
         return
-    facts = _schema_facts(node.op_type, opsets[domain], domain)
+    version = opsets.get(domain)
+    if version is None:
+        return
+    facts = _schema_facts(op_type, version, domain)
     if facts is None:
         return
     since, min_in, max_in, min_out, max_out, types = facts
-    n_in = len(node.input)
-    while n_in and not node.input[n_in - 1]:
+    n_in = len(ins)
+    while n_in and not ins[n_in - 1]:
         n_in -= 1  # trailing empty names are omitted optional inputs
     if not min_in <= n_in <= max_in:
-        raise ModelError(f"{_label(node)} in {where} has {n_in} inputs; {node.op_type}-{since} takes "
+        raise ModelError(f"{_label(node)} in {where} has {n_in} inputs; {op_type}-{since} takes "
                          f"{min_in} to {max_in}")
-    if not min_out <= len(node.output) <= max_out:
-        raise ModelError(f"{_label(node)} in {where} has {len(node.output)} outputs; {node.op_type}-{since} "
+    if not min_out <= len(outs) <= max_out:
+        raise ModelError(f"{_label(node)} in {where} has {len(outs)} outputs; {op_type}-{since} "
                          f"gives {min_out} to {max_out}")
     for attr in attrs:
         if attr.ref_attr_name:
@@ -240,8 +304,16 @@ def _check_attributes(node: onnx.NodeProto, opsets: dict[str, int], in_function:
         if got != want:
             raise ModelError(
                 f"{_label(node)} in {where}: attribute {attr.name!r} is {AttributeProto.AttributeType.Name(got)}, "
-                f"{node.op_type}-{since} defines it as {AttributeProto.AttributeType.Name(want)}"
+                f"{op_type}-{since} defines it as {AttributeProto.AttributeType.Name(want)}"
             )
+
+
+def _counts(op_type: str, domain: str, opsets: dict[str, int]) -> tuple[int, ...]:
+    """The least and most inputs and outputs :func:`_check_schema` allows (``()``: it checks none)."""
+    if domain != "" and domain != "ai.onnx.ml" or domain not in opsets:
+        return ()
+    facts = _schema_facts(op_type, opsets[domain], domain)
+    return () if facts is None else facts[1:5]
 
 
 def _set_type(attr: AttributeProto) -> int:
@@ -280,31 +352,61 @@ def _check_body(node: onnx.NodeProto, label: str) -> None:
 
 def _check_graph(graph: onnx.GraphProto, opsets: dict[str, int], where: str, in_function: bool,
                  outer: set[str]) -> None:
+    """Value names, single producers, and every node (:func:`_check_attributes`, bodies, subgraphs);
+    spells each node's default domain ``""``."""
     inputs = [v.name for v in graph.input]
     inits = [t.name for t in graph.initializer] + [sp.values.name for sp in graph.sparse_initializer]
-    for n in (*inputs, *inits, *(v.name for v in graph.output), *(v.name for v in graph.value_info)):
-        if not isinstance(n, str):
-            raise ModelError(f"{where}: a value name is not valid UTF-8: {n[:80]!r}")
+    outputs = [v.name for v in graph.output]
+    names = (*inputs, *inits, *outputs, *(v.name for v in graph.value_info))
+    try:
+        "".join(names)  # raises on a name that is not text
+    except TypeError:
+        for n in names:
+            if not isinstance(n, str):
+                raise ModelError(f"{where}: a value name is not valid UTF-8: {n[:80]!r}") from None
     for kind, names in (("graph input", inputs), ("initializer", inits)):
+        if len(set(names)) == len(names):
+            continue
         seen: set[str] = set()
         for n in names:
             if n in seen:
                 raise ModelError(f"{where}: two {kind}s are named {n!r}")
             seen.add(n)
-    if "" in inputs or any(not v.name for v in graph.output):
+    if "" in inputs or "" in outputs:
         raise ModelError(f"{where}: a graph input or output has an empty name")
     if "" in inits:
         raise ModelError(f"{where}: an initializer has an empty name")
     produced: set[str] = set(inputs) | set(inits)
+    add = produced.add
+    schema_counts: dict[tuple[str, str], tuple[int, ...]] = {}
     for node in graph.node:
-        for out in node.output:
+        outs = node.output
+        for out in outs:
             if not out:
                 continue
             if out in produced:
                 raise ModelError(f"{where}: value {out!r} is produced twice ({_label(node)} and an earlier node or input)")
-            produced.add(out)
-        _check_attributes(node, opsets, in_function, where)
-        if node.attribute:  # bodies and subgraphs are attributes
+            add(out)
+        ins, op_type, domain, attrs = node.input, node.op_type, node.domain, node.attribute
+        try:
+            "".join((op_type, domain, node.name, *ins, *outs))  # raises on a field that is not text
+            if attrs:
+                "".join([a.name for a in attrs])
+        except TypeError:
+            _check_text(node, where)
+        if domain == "ai.onnx":
+            node.domain = domain = ""
+        if attrs:
+            _check_schema(node, op_type, domain, ins, outs, attrs, opsets, in_function, where)
+        else:  # no attributes: the counts of its schema, read once per op
+            counts = schema_counts.get((op_type, domain))
+            if counts is None:
+                counts = schema_counts[(op_type, domain)] = _counts(op_type, domain, opsets)
+            n_in = len(ins)
+            if counts and not (counts[0] <= n_in <= counts[1] and counts[2] <= len(outs) <= counts[3]
+                               and (not n_in or ins[n_in - 1])):
+                _check_schema(node, op_type, domain, ins, outs, attrs, opsets, in_function, where)
+        if attrs:  # bodies and subgraphs are attributes
             label = _label(node)
             _check_body(node, label)
             for g in _subgraphs(node):
@@ -312,6 +414,13 @@ def _check_graph(graph: onnx.GraphProto, opsets: dict[str, int], where: str, in_
 
 
 def _check_functions(model: onnx.ModelProto, opsets: dict[str, int]) -> None:
+    for f in model.functions:  # the default domain spelled "" before calls are resolved
+        for imp in f.opset_import:
+            if imp.domain == "ai.onnx":
+                imp.domain = ""
+        for n in f.node:
+            if n.domain == "ai.onnx":
+                n.domain = ""
     funcs = {(f.domain, f.name, f.overload): f for f in model.functions}
     if len(funcs) != len(model.functions):
         raise ModelError("the model defines a local function twice (same domain, name and overload)")
@@ -349,36 +458,6 @@ def _check_functions(model: onnx.ModelProto, opsets: dict[str, int]) -> None:
             _check_attributes(node, {**opsets, **f_opsets}, True, where)
             for g in _subgraphs(node):
                 _check_graph(g, {**opsets, **f_opsets}, where, True, set())
-
-
-def normalize_domains(model: onnx.ModelProto) -> None:
-    """Spell the default domain ``""`` everywhere (``"ai.onnx"`` is a legal alias onnxruntime accepts)."""
-    for imp in model.opset_import:
-        if imp.domain == "ai.onnx":
-            imp.domain = ""
-    graphs = [model.graph]
-    nodes = [n for f in model.functions for n in f.node]
-    for f in model.functions:
-        for imp in f.opset_import:
-            if imp.domain == "ai.onnx":
-                imp.domain = ""
-    while graphs:
-        g = graphs.pop()
-        nodes.extend(g.node)
-        for n in g.node:
-            graphs.extend(_subgraphs(n))
-    for n in nodes:
-        if n.domain == "ai.onnx":
-            n.domain = ""
-        for attr in n.attribute:
-            for g in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
-                graphs.append(g)
-    while graphs:  # subgraphs of function nodes
-        g = graphs.pop()
-        for n in g.node:
-            if n.domain == "ai.onnx":
-                n.domain = ""
-            graphs.extend(_subgraphs(n))
 
 
 #: a sparse initializer is made dense at load; past this many bytes it is refused instead
@@ -423,24 +502,27 @@ def densify_sparse(graph: onnx.GraphProto) -> None:
 
 def needs_rewrite(model: onnx.ModelProto) -> bool:
     """Whether :func:`check_model` will change the proto (sparse initializers, ``"ai.onnx"`` domains)."""
-    if model.graph.sparse_initializer or any(i.domain == "ai.onnx" for i in model.opset_import):
+    if model.graph.sparse_initializer or any(i.domain == "ai.onnx" for i in model.opset_import) or \
+            any(i.domain == "ai.onnx" for f in model.functions for i in f.opset_import):
         return True
-    graphs = [model.graph]
-    nodes = [n for f in model.functions for n in f.node]
-    while graphs:
-        g = graphs.pop()
-        nodes.extend(g.node)
-        for n in g.node:
-            graphs.extend(_subgraphs(n))
-    return any(n.domain == "ai.onnx" for n in nodes)
+    pending = [model.graph.node, *(f.node for f in model.functions)]  # node lists, subgraphs' too
+    while pending:
+        for n in pending.pop():
+            if n.domain == "ai.onnx":
+                return True
+            if n.attribute:
+                pending.extend(g.node for g in _subgraphs(n))
+    return False
 
 
 def check_model(model: onnx.ModelProto) -> None:
-    """Refuse malformed tensors, duplicate names, ill-typed attributes, bad opsets and recursion."""
+    """Refuse malformed tensors, duplicate names, ill-typed attributes, bad opsets and recursion;
+    spell the default domain ``""`` everywhere (``"ai.onnx"`` is a legal alias onnxruntime accepts)."""
     _check_opsets(model)
-    normalize_domains(model)
-    for tensor, where in all_tensors(model):
-        check_tensor(tensor, where)
+    for imp in model.opset_import:
+        if imp.domain == "ai.onnx":
+            imp.domain = ""
+    check_tensors(model)
     densify_sparse(model.graph)
     opsets = {imp.domain: imp.version for imp in model.opset_import}
     _check_graph(model.graph, opsets, f"graph {model.graph.name!r}", False, set())
