@@ -64,6 +64,8 @@ def check_external_data(model: onnx.ModelProto, base_dir: str | os.PathLike | No
         if tensor.data_location != external:
             continue
         info = {e.key: e.value for e in tensor.external_data}
+        if not all(isinstance(t, str) for kv in info.items() for t in kv):  # protobuf keeps bad UTF-8 as bytes
+            raise ModelError(f"external data of tensor {tensor.name!r}: an entry is not valid UTF-8 text")
         location = info.get("location", "")
         what = f"external data of tensor {tensor.name!r} (location {location[:200]!r})"
         if root is None:

@@ -298,8 +298,9 @@ def _check_schema(node: onnx.NodeProto, op_type: str, domain: str, ins, outs, at
         if attr.ref_attr_name:
             continue
         want = types.get(attr.name)
-        if want is None:
-            continue  # unknown attributes are reported by the driver with the op's version
+        if want is None:  # refused before shape inference reads it (onnx may spend minutes on one)
+            raise ModelError(f"{_label(node)} in {where} has attribute {attr.name!r}, which {op_type}-{since} "
+                             "does not define")
         got = attr.type if attr.type != AttributeProto.UNDEFINED else _set_type(attr)
         if got != want:
             raise ModelError(

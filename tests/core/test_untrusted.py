@@ -112,6 +112,22 @@ def test_attribute_types_are_checked_against_the_op_spec():
         onnxport.load(model)
 
 
+def test_attribute_the_op_does_not_define_is_refused_at_load_before_shape_inference():
+    """A Constant given ``transB = 2**40``: onnx's shape inference spent 35 s and 5 GB on it; the
+    load refuses it first (onnxruntime refuses it too)."""
+    value = helper.make_tensor("v", TensorProto.INT64, [2], [1, 2])
+    node = helper.make_node("Constant", [], ["c"], name="const", value=value, transB=2**40)
+    model = make_model([node, helper.make_node("Add", ["x", "c"], ["y"], name="add")],
+                       [tensor_info("x", [2], TensorProto.INT64)], [tensor_info("y", [2], TensorProto.INT64)])
+    with pytest.raises(ModelError, match=r"'const'.*attribute 'transB', which Constant-\d+ does not define"):
+        onnxport.load(model)
+    ml = helper.make_node("Normalizer", ["x"], ["y"], name="norm", domain="ai.onnx.ml", norm="MAX", bogus=1)
+    model = make_model([ml], [tensor_info("x", [1, 2])], [tensor_info("y", [1, 2])],
+                       domains=[("ai.onnx.ml", 3)])
+    with pytest.raises(ModelError, match=r"'norm'.*attribute 'bogus', which Normalizer-1 does not define"):
+        onnxport.load(model)
+
+
 def test_duplicate_attribute_and_ref_attr_outside_function():
     node = helper.make_node("LeakyRelu", ["x"], ["y"], name="lr", alpha=0.1)
     node.attribute.append(helper.make_attribute("alpha", 0.2))
@@ -222,6 +238,13 @@ def _external(tmp_path, location="w.bin", data=None, length=None):
 def test_external_locations_give_model_errors_never_oserror(tmp_path, location, error, match):
     path = _external(tmp_path, location, np.ones(3, np.float32).tobytes())
     with pytest.raises(error, match=match):
+        onnxport.load(path)
+
+
+def test_external_data_entry_that_is_not_utf8_is_a_model_error(tmp_path):
+    path = _external(tmp_path, "QQQQQ.bin", np.ones(3, np.float32).tobytes())
+    path.write_bytes(path.read_bytes().replace(b"QQQQQ", b"\xff\xfe\x80ab"))  # protobuf keeps it as bytes
+    with pytest.raises(ModelError, match="external data of tensor 'w': an entry is not valid UTF-8"):
         onnxport.load(path)
 
 
