@@ -241,7 +241,7 @@ class TfModel(tf.Module):
             env = Env(self._impl.static)
             for key, v in self._impl.var_values.items():
                 var = self.weights[key]
-                env[v] = layout.lay_out(var) if v in self._impl.program.hwio else var.read_value()
+                env[v] = layout.lay_out(var) if v in self._impl.program.hwio else var.value()
             for v, x in zip(self._impl.program.inputs, inputs):
                 env[v] = x
             outs = [_to_tensor(o) for o in self._impl.program.run(env)]
