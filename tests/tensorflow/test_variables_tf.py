@@ -139,3 +139,37 @@ def test_variables_made_in_a_trace_or_a_creator_scope_are_tf_variables() -> None
 
     np.testing.assert_array_equal(build().numpy(), [1.0, 1.0])
     assert made[0].name == "traced:0" and not made[0].trainable
+
+
+class _Records:
+    """Collects the messages TensorFlow's Python logger emits."""
+
+    def __init__(self):
+        import logging
+
+        self.messages: list[str] = []
+        self.handler = logging.Handler()
+        self.handler.emit = lambda record: self.messages.append(record.getMessage())
+
+    def __enter__(self):
+        tf.get_logger().addHandler(self.handler)
+        return self.messages
+
+    def __exit__(self, *exc):
+        tf.get_logger().removeHandler(self.handler)
+
+
+def test_importing_many_models_does_not_warn_of_retracing() -> None:
+    x = np.zeros(2, np.float32)
+    with _Records() as messages:
+        for n in range(1, 9):  # eight models, each traced once
+            onnxport.import_model(_add_chain(n), "tensorflow")(x)
+    assert not [m for m in messages if "retracing" in m]
+    model = onnxport.import_model(_add_chain(2), "tensorflow")
+    with _Records() as messages:
+        for _ in range(6):  # one model retraced call after call is still warned of
+            model.train()
+            model(x)
+            model.eval()
+            model(x)
+    assert [m for m in messages if "retracing" in m]
