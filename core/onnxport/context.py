@@ -60,16 +60,22 @@ class NodeContext:
         self.version: int = version
         self.num_inputs: int = len(inputs)
         self.num_outputs: int = len(outputs)
-        self.input_dtypes: tuple[ir.DataType | None, ...] = tuple(
-            [v.dtype if v is not None else None for v in inputs]
-        )
+        in_dtypes, in_shapes = [], []
+        for v in inputs:
+            if v is None:
+                in_dtypes.append(None)
+                in_shapes.append(None)
+            else:
+                in_dtypes.append(v.dtype)
+                in_shapes.append(value_shape(v))
+        self.input_dtypes: tuple[ir.DataType | None, ...] = tuple(in_dtypes)
+        self.input_shapes = tuple(in_shapes)
         self.output_dtypes: tuple[ir.DataType | None, ...] = tuple([v.dtype for v in outputs])
-        self.input_shapes = tuple([value_shape(v) for v in inputs])
         self.output_shapes = tuple([value_shape(v) for v in outputs])
         self.outputs_used: tuple[bool, ...] = tuple(
             [bool(v.name) and (v.is_graph_output() or bool(v.uses())) for v in outputs]
         )
-        self._consts: dict[int, np.ndarray] = dict(consts or {})
+        self._consts: dict[int, np.ndarray] = dict(consts) if consts else {}
 
     def const(self, i: int) -> np.ndarray | None:
         """The import-time value of non-trainable input ``i`` (shape, index, constant) or None."""

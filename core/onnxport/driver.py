@@ -286,11 +286,10 @@ def attr_value(attr: ir.Attr) -> Any:
 
 def node_attributes(node: ir.Node, op_spec: _spec.OpSpec | None) -> dict[str, Any]:
     """Keyword arguments for a primitive: the node's attributes plus the spec's defaults."""
-    out: dict[str, Any] = {}
-    if op_spec is not None:
-        for a in op_spec.attributes.values():
-            out[a.py_name] = a.default
-    for name, attr in node.attributes.items():
+    defaults, required = _attribute_facts(op_spec)
+    out: dict[str, Any] = dict(defaults)
+    attributes = node.attributes
+    for name, attr in attributes.items() if attributes else ():
         if attr.is_ref():
             raise ModelError(f"node {node_label(node)}: attribute reference {name!r} outside a function")
         if op_spec is not None and name not in op_spec.attributes:
@@ -299,11 +298,28 @@ def node_attributes(node: ir.Node, op_spec: _spec.OpSpec | None) -> dict[str, An
                 f"{node.op_type}-{op_spec.since_version} does not define"
             )
         out[_spec.py_name(name)] = attr_value(attr)
-    if op_spec is not None:
-        for name, a in op_spec.attributes.items():
-            if a.required and name not in node.attributes:
-                raise ModelError(f"node {node_label(node)} lacks required attribute {name!r}")
+    for name in required:
+        if name not in attributes:
+            raise ModelError(f"node {node_label(node)} lacks required attribute {name!r}")
     return out
+
+
+#: per spec (kept alive here, so its id stays its own): its attribute defaults by Python name,
+#: and its required attributes
+_ATTRIBUTE_FACTS: dict[int, tuple[_spec.OpSpec, dict[str, Any], tuple[str, ...]]] = {}
+
+
+def _attribute_facts(op_spec: _spec.OpSpec | None) -> tuple[dict[str, Any], tuple[str, ...]]:
+    if op_spec is None:
+        return {}, ()
+    found = _ATTRIBUTE_FACTS.get(id(op_spec))
+    if found is None:
+        found = _ATTRIBUTE_FACTS[id(op_spec)] = (
+            op_spec,
+            {a.py_name: a.default for a in op_spec.attributes.values()},
+            tuple(name for name, a in op_spec.attributes.items() if a.required),
+        )
+    return found[1], found[2]
 
 
 # -- the plan ------------------------------------------------------------------------------

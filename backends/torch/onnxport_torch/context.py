@@ -45,15 +45,16 @@ class NodeContext(_core.NodeContext):
     """
 
     def __init__(self, builder: ImportFacts, node: ir.Node, opset: int, version: int, mode: Mode):
+        inputs = node.inputs
         consts: dict[int, np.ndarray] = {}
-        for i, v in enumerate(node.inputs):
+        for i, v in enumerate(inputs):
             if v is not None and not builder.is_trainable(v):
                 t = builder.static_value(v)
                 if t is not None:
                     consts[i] = dtypes.to_numpy(t, v.dtype)
         super().__init__(node, opset, version, consts)
         self._builder: ImportFacts | None = builder
-        self._inputs = list(node.inputs)
+        self._inputs = list(inputs)
         self._mode = mode
 
     def _freeze(self) -> None:

@@ -212,11 +212,13 @@ def _common_scope(fx_nodes: list[fx.Node]) -> tuple[str, list[tuple[str, str | N
     return (common[-1][0] if common else ""), common
 
 
-def restore(module: OnnxModule, state: ImportState) -> None:
-    """Move the layers and weights of ``module`` to the paths of the exporting model's modules.
+def restore(module: OnnxModule, state: ImportState, graph: fx.Graph) -> None:
+    """Place the layers and weights ``graph`` reads from the import's module tree (``state.root``)
+    in ``module`` (which holds none yet), at the paths of the exporting model's modules.
 
-    Retargets the fx graph, rebuilds the module tree with :class:`Scope` levels, and updates
-    ``module.initializer_keys``. A model without names or scope information keeps its layout.
+    Retargets ``graph`` (the caller then gives it to ``module``), builds the module tree with
+    :class:`Scope` levels, and updates ``module.initializer_keys``. A model without names or scope
+    information keeps its layout.
     """
     # ONNX name and kind of every tensor the import created from an initializer or constant
     names: dict[int, str] = {}
@@ -227,7 +229,7 @@ def restore(module: OnnxModule, state: ImportState) -> None:
             names.setdefault(id(t), v.name)
             kinds.setdefault(id(t), kind)
 
-    graph = module.graph
+    source = state.root
     tree = _Tree()
     classes: dict[str, str] = {}
     placed: dict[str, str] = {}  # old target -> new path
@@ -245,7 +247,7 @@ def restore(module: OnnxModule, state: ImportState) -> None:
     for n in modules:
         if n.target in placed:
             continue
-        mod = module.get_submodule(str(n.target))
+        mod = source.get_submodule(str(n.target))
         wanted = None
         if isinstance(mod, fx.GraphModule) and _clean(str(n.target)):
             wanted = str(n.target)  # a kept ONNX function, shared by its call sites: stays apart
@@ -269,7 +271,7 @@ def restore(module: OnnxModule, state: ImportState) -> None:
     for n in attrs:
         if n.target in placed:
             continue
-        t = _attr_tensor(module, str(n.target))
+        t = _attr_tensor(source, str(n.target))
         onnx_name = names.get(id(t))
         if id(t) in owned:  # the same tensor is already a layer's weight: read it from there
             placed[str(n.target)] = owned[id(t)]
@@ -294,7 +296,7 @@ def restore(module: OnnxModule, state: ImportState) -> None:
     # 3. anonymous weights and constants: under the scope all their users share
     for n in anonymous:
         target = str(n.target)
-        t = _attr_tensor(module, target)
+        t = _attr_tensor(source, target)
         if id(t) in owned:
             placed[target] = owned[id(t)]
             continue
@@ -311,15 +313,7 @@ def restore(module: OnnxModule, state: ImportState) -> None:
         objects[path] = t
         owned[id(t)] = path
 
-    # rebuild the tree: Scope levels, same objects, buffers keep their persistence
-    persistent = {id(t): _is_state(t, kinds.get(id(t), "const")) for t in module.buffers()}
-    for name in list(module._modules):
-        del module._modules[name]
-    for name in list(module._parameters):
-        del module._parameters[name]
-    for name in list(module._buffers):
-        del module._buffers[name]
-    module._non_persistent_buffers_set.clear()
+    # build the tree: Scope levels, the import's objects, buffers persistent where they are state
     # registration order = first use in the graph, so state_dict() reads like the forward pass
     pos = {n: i for i, n in enumerate(graph.nodes)}
     rank: dict[str, int] = {}
@@ -345,14 +339,9 @@ def restore(module: OnnxModule, state: ImportState) -> None:
         elif isinstance(obj, nn.Parameter):
             parent.register_parameter(last, obj)
         else:
-            parent.register_buffer(last, obj, persistent=persistent.get(id(obj), True))
-    moved = False
+            parent.register_buffer(last, obj, persistent=_is_state(obj, kinds.get(id(obj), "const")))
     for n in modules + attrs:
-        if n.target != placed[str(n.target)]:
-            n.target = placed[str(n.target)]
-            moved = True
-    if moved:
-        module.recompile()  # the code names the new paths (unchanged code needs no new compile)
+        n.target = placed[str(n.target)]
 
     # initializer name -> state_dict key, read from where each tensor now lives
     where: dict[int, str] = {}

@@ -21,6 +21,7 @@ from onnxport.errors import ConversionError, OnnxportError
 from onnxport.opfacts import NO_FOLD_OPS, SETTING_INPUTS, STATISTICS_INPUTS
 from onnxport.safety import fold_fits
 
+from .codegen import ImportGraph
 from .context import Mode, NodeContext
 from .runtime import SHAPE_ROOTS, NodeFn, ShapeProgram, ShapeStep, Subgraph, _linear, name_part
 
@@ -81,20 +82,24 @@ class ImportState:
         return any(".".join(parts[:i]) in self.paths for i in range(1, len(parts)))
 
     def set_attr(self, path: str, obj: Any, kind: str) -> None:
+        """Hold ``obj`` at ``path`` (a new, sanitized path: :meth:`unique_path`) in the build's own
+        module tree, where the final module's placement reads it (``hierarchy.restore``)."""
         *mods, last = path.split(".")
         m = self.root
         for p in mods:
-            if not hasattr(m, p):
-                m.add_module(p, nn.Module())
-            m = getattr(m, p)
+            child = m._modules.get(p)
+            if child is None:
+                child = m._modules[p] = nn.Module()
+            m = child
+        # the scratch tree is never seen or called: entries go straight into its tables
         if kind == "param":
-            m.register_parameter(last, obj)
-        elif kind == "buffer":
-            m.register_buffer(last, obj, persistent=True)
-        elif kind == "const":
-            m.register_buffer(last, obj, persistent=False)
+            m._parameters[last] = obj
+        elif kind in ("buffer", "const"):
+            m._buffers[last] = obj
+            if kind == "const":
+                m._non_persistent_buffers_set.add(last)
         else:
-            m.add_module(last, obj)
+            m._modules[last] = obj
 
 
 class GraphBuilder:
@@ -102,7 +107,7 @@ class GraphBuilder:
         self.state = state
         self.graph = graph
         self.parent = parent
-        self.fx = fx.Graph()
+        self.fx = ImportGraph()
         self.env: dict[ir.Value, fx.Node] = {}
         self.captures: list[ir.Value] = []
         self._cap_nodes: dict[ir.Value, fx.Node] = {}
@@ -162,7 +167,8 @@ class GraphBuilder:
         if self.parent is None:
             if v in self.state.static:
                 self.weight(v)
-                node = self.fx.get_attr(self.state.registered[v])
+                path = self.state.registered[v]
+                node = self.fx.create_node("get_attr", path, name=path.replace(".", "_"))
                 self.env[v] = node
                 return node
             raise ConversionError(f"value {v.name!r} is used before it is computed")
@@ -213,7 +219,7 @@ class GraphBuilder:
     def _foldable(self, node: ir.Node) -> bool:
         if node.op_type in NO_FOLD_OPS or node.domain not in ("", "ai.onnx"):
             return False
-        if any(a.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS) for a in node.attributes.values()):
+        if node.attributes and _has_graph_attribute(node):
             return False
         for v in node.inputs:
             if v is None:
@@ -229,7 +235,7 @@ class GraphBuilder:
         """Whether ``node`` depends only on runtime shapes and constants (see ``ShapeProgram``)."""
         if self.parent is not None or node.op_type in NO_FOLD_OPS or node.domain not in ("", "ai.onnx"):
             return False
-        if any(a.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS) for a in node.attributes.values()):
+        if node.attributes and _has_graph_attribute(node):
             return False
         st = self.state
         if node.op_type in SHAPE_ROOTS:
@@ -397,7 +403,7 @@ class GraphBuilder:
 
         subgraphs = []
         cap_args: list[Any] = []
-        for name, attr in node.attributes.items():
+        for name, attr in node.attributes.items() if node.attributes else ():
             if attr.type == ir.AttributeType.GRAPH:
                 sub = self._subgraph(attr.value)
                 subgraphs.append((name, [sub], False))
@@ -478,6 +484,10 @@ def annotate(fx_node: fx.Node, node: ir.Node) -> None:
     fx_node.meta["onnx_op"] = (node.domain, node.op_type)
     if node.metadata_props:
         fx_node.meta["onnx_metadata"] = dict(node.metadata_props)
+
+
+def _has_graph_attribute(node: ir.Node) -> bool:
+    return any(a.type in (ir.AttributeType.GRAPH, ir.AttributeType.GRAPHS) for a in node.attributes.values())
 
 
 def _as_list(result: Any, n: int) -> list[Any]:

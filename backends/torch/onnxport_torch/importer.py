@@ -60,9 +60,11 @@ def import_plan(plan: ImportPlan, **options: Any) -> OnnxModule:
         "weights": dict(state.weights),
         "graph_name": graph.name,
     }
-    module = OnnxModule(state.root, builder.fx, info, state.mode)
     if state.options.get("hierarchy", True):
-        restore(module, state)  # the exporting model's module tree (issue 3)
+        # the exporting model's module tree (issue 3), placed in the module before its graph
+        module = OnnxModule.placed(builder.fx, info, state.mode, lambda m: restore(m, state, builder.fx))
+    else:
+        module = OnnxModule(state.root, builder.fx, info, state.mode)
     module.train(options.get("training", False))
     return module
 

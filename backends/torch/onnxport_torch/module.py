@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,19 @@ class OnnxModule(fx.GraphModule):
         super().__init__(root, graph, class_name="OnnxModule")
         self._onnx_info = info
         self._onnx_mode = mode
+
+    @classmethod
+    def placed(cls, graph: fx.Graph, info: dict[str, Any], mode: Mode,
+               place: Callable[[OnnxModule], None]) -> OnnxModule:
+        """A module that runs ``graph``, whose layers and weights ``place`` registers in it first
+        (instead of fx copying them from a root module, to be moved again): the code is compiled
+        once, for the final paths."""
+        empty = fx.Graph()
+        empty.output(None)
+        module = cls(nn.Module(), empty, info, mode)
+        place(module)
+        module.graph = graph
+        return module
 
     def _deepcopy_init(self):
         def init(res: OnnxModule, fake_mod: nn.Module, graph: fx.Graph) -> None:
