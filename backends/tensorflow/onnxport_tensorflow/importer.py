@@ -213,6 +213,12 @@ class TfModel(tf.Module):
             fn = tf.function(self.forward, reduce_retracing=True, autograph=False)
         else:
             fn = tf.function(self.forward, input_signature=sig, autograph=False)
+        if hasattr(fn, "_key_for_call_stats"):
+            # TF counts the traces of every tf.function of ``TfModel.forward`` (its code object)
+            # together and warns of "retracing" after five: each imported model traces once, so
+            # a process importing several models was warned. The count is kept per model instead
+            # (a model retraced call after call, by train()/eval() toggles, is still warned of)
+            fn._key_for_call_stats = self._impl.call_stats_key
         self.__call__ = fn
 
     @property
@@ -241,7 +247,7 @@ class TfModel(tf.Module):
             env = Env(self._impl.static)
             for key, v in self._impl.var_values.items():
                 var = self.weights[key]
-                env[v] = layout.lay_out(var) if v in self._impl.program.hwio else var.read_value()
+                env[v] = layout.lay_out(var) if v in self._impl.program.hwio else var.value()
             for v, x in zip(self._impl.program.inputs, inputs):
                 env[v] = x
             outs = [_to_tensor(o) for o in self._impl.program.run(env)]
@@ -302,7 +308,7 @@ class _Internals:
     """The compiled graph and its import-time facts, kept out of ``tf.Module``'s tracking (it
     walks attributes for variables and cannot hold ``ir.Value`` keys)."""
 
-    __slots__ = ("program", "var_values", "static", "info")
+    __slots__ = ("program", "var_values", "static", "info", "call_stats_key")
 
     def __init__(self, program: Program, var_values: dict[str, ir.Value], static: dict[ir.Value, Any],
                  info: dict[str, Any]):
@@ -310,6 +316,11 @@ class _Internals:
         self.var_values = var_values
         self.static = static
         self.info = info
+        self.call_stats_key = _CallStatsKey()
+
+
+class _CallStatsKey:
+    """The key under which TF counts one model's traces (weakly referenced by TF)."""
 
 
 def _np_ok(dt: np.dtype) -> bool:
