@@ -194,3 +194,27 @@ def test_float_constants_and_nested_arguments_are_written_exactly():
 
 def _echo(*args):
     return args
+
+
+class _Named:
+    def __init__(self, name: str, k: int) -> None:
+        self.__name__, self.k = name, k
+
+    def __call__(self, x: int) -> int:
+        return x * 10 + self.k
+
+
+def test_callables_of_one_name_keep_their_own_globals():
+    """Unnamed nodes of one op share a name; a node may be called like a suffixed one ("relu_3")."""
+    graph = ImportGraph()
+    x = graph.placeholder("x")
+    for k, name in enumerate(["relu", "relu_3", "relu", "relu", "relu_2", "relu"]):
+        x = graph.call_function(_Named(name, k), (x,))
+    graph.output(x)
+    code = graph.python_code("self")
+    assert "pytree" not in code.globals  # the one-pass writer wrote it
+    assert len({id(f) for k, f in code.globals.items() if k.startswith("_fn")}) == 6
+    ns = dict(code.globals)
+    exec(code.src, ns)
+    assert ns["forward"](None, 0) == 12345
+

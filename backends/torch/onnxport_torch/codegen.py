@@ -63,8 +63,11 @@ def _write(nodes: list[fx.Node], root: str, codegen: CodeGen) -> PythonCode:
         if name is None:
             base = getattr(f, "__name__", "")
             name = f"{prefix}_{base}" if type(base) is str and base.isidentifier() else prefix
-            if name in globals_:
-                name = f"{name}_{len(global_of)}"
+            if name in globals_:  # another callable of that name (unnamed nodes of one op)
+                k = len(global_of)
+                while f"{name}_{k}" in globals_:
+                    k += 1
+                name = f"{name}_{k}"
             global_of[key] = name
             globals_[name] = f
         return name
