@@ -4,8 +4,11 @@ eager calls, ``jit``, ``grad`` and ``vmap``. (Times: benchmarks/bench_graph_scal
 
 from __future__ import annotations
 
+import jax
+import jax.numpy as jnp
 import ml_dtypes
 import numpy as np
+import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
@@ -13,10 +16,6 @@ import onnxport
 from onnxport import filedata
 from onnxport_jax import transfer
 from onnxport_jax.ops.import_ import shape_ops
-
-jax = pytest.importorskip("jax")
-jnp = pytest.importorskip("jax.numpy")
-ort = pytest.importorskip("onnxruntime")
 
 
 def _same_array(got, want) -> None:
