@@ -84,9 +84,9 @@ def validate(model: ir.Model) -> bool:
     return _validate(model)[0]
 
 
-def _validate(model: ir.Model) -> tuple[bool, bool, list[ir.Graph]]:
-    """:func:`validate`; and whether a graph has subgraphs, and the graphs of :func:`iter_model_graphs`."""
-    reordered = nested = False
+def _validate(model: ir.Model) -> tuple[bool, list[ir.Graph]]:
+    """:func:`validate`; and the graphs of :func:`iter_model_graphs`."""
+    reordered = False
     graphs: list[ir.Graph] = []
     opsets = model.opset_imports
     functions = {(f.domain, f.name) for f in model.functions.values()}
@@ -101,7 +101,6 @@ def _validate(model: ir.Model) -> tuple[bool, bool, list[ir.Graph]]:
         for node in graph:
             if node.attributes and any(a.type in graph_kinds for a in node.attributes.values()):
                 ordered = False
-                nested = True
             call = bool(functions) and (node.domain, node.op_type) in functions
             if not call and node.domain not in imported:
                 domain = _spec.normalize_domain(node.domain)
@@ -135,7 +134,7 @@ def _validate(model: ir.Model) -> tuple[bool, bool, list[ir.Graph]]:
     for out in model.graph.outputs:
         if out.producer() is None and not out.is_graph_input() and not out.is_initializer():
             raise ModelError(f"graph output {out.name!r} is produced by no node")
-    return reordered, nested, graphs
+    return reordered, graphs
 
 
 # -- adaptation ---------------------------------------------------------------------------
@@ -476,21 +475,12 @@ def share_initializers(model: ir.Model, graphs: list[ir.Graph] | None = None) ->
     return changed
 
 
-def _drop_initializer_inputs(graph: ir.Graph) -> None:
-    """Graph inputs that are initializers are inputs no more (``RemoveInitializersFromInputsPass``)."""
-    initializers = set(graph.initializers.values())
-    if initializers and any(v in initializers for v in graph.inputs):
-        kept = [v for v in graph.inputs if v not in initializers]
-        graph.inputs.clear()
-        graph.inputs.extend(kept)
-
-
 def prepare(model: ir.Model, backend: str, registry: Registry, **options: Any) -> ImportPlan:
     """Validate, inline local functions, adapt and check support: ready for a backend."""
     from .io import SOURCE_KEY
 
     source = model.meta.pop(SOURCE_KEY, None)  # the proto it was loaded from, if any
-    reordered, nested, graphs = _validate(model)
+    reordered, graphs = _validate(model)
     if reordered:
         source = None
     keep = options.get("keep_functions")
@@ -504,13 +494,9 @@ def prepare(model: ir.Model, backend: str, registry: Registry, **options: Any) -
         # a function with attribute parameters differs per call site: its calls are inlined
         InlinePass(None if not keep else (lambda f: bool(f.attributes)))(model)
         graphs = list(iter_model_graphs(model))
-    # the inference proto is built the same way from either
-    if nested or inlined:
-        from onnx_ir.passes.common import RemoveInitializersFromInputsPass
+    from onnx_ir.passes.common import RemoveInitializersFromInputsPass
 
-        RemoveInitializersFromInputsPass()(model)
-    else:  # what the pass does, on the one graph it would walk
-        _drop_initializer_inputs(model.graph)
+    RemoveInitializersFromInputsPass()(model)  # the inference proto is built the same way from either
     if share_initializers(model, graphs) or inlined:
         source = None  # the graph no longer is the proto's
     if options.get("infer_shapes", True):

@@ -88,15 +88,12 @@ def _model_needs_x64(graph: ir.Graph) -> bool:
     return False
 
 
-def _array(kind: str, name: str, arr: np.ndarray, narrow: bool, owned: bool = False,
-           transfer: Transfer | None = None) -> jax.Array:
+def _array(kind: str, name: str, arr: np.ndarray, narrow: bool, transfer: Transfer, owned: bool = False) -> jax.Array:
     if narrow:
         return narrow_array(kind, name, arr)
     # an array nobody else holds may be adopted without a copy (device_put aliases aligned host
     # memory on CPU); any other is copied, so that later changes to it do not reach the model
-    if transfer is not None:
-        return transfer(arr, owned)
-    return jax.device_put(arr) if owned else jnp.asarray(arr)
+    return transfer(arr, owned)
 
 
 def import_plan(plan: ImportPlan, **options: Any) -> JaxModel:
@@ -139,11 +136,11 @@ def import_plan(plan: ImportPlan, **options: Any) -> JaxModel:
     with jax.enable_x64(needs) if needs or narrow else contextlib.nullcontext():
         put = Transfer()
         # each host array is dropped once its device copy exists: the peak stays near one copy
-        params = {k: _array("initializer", k, a, narrow, id(a) in builder.owned, put)
+        params = {k: _array("initializer", k, a, narrow, put, id(a) in builder.owned)
                   for k in list(builder.params) if (a := builder.params.pop(k)) is not None}
-        state = {k: _array("initializer", k, a, narrow, id(a) in builder.owned, put)
+        state = {k: _array("initializer", k, a, narrow, put, id(a) in builder.owned)
                  for k in list(builder.state) if (a := builder.state.pop(k)) is not None}
-        consts = {k: _array("folded constant", k, a, narrow, transfer=put) for k, a in hoisted.items()}
+        consts = {k: _array("folded constant", k, a, narrow, put) for k, a in hoisted.items()}
     info = {
         "inputs": [input_spec(v) for v in graph.inputs],
         "outputs": [v.name for v in graph.outputs],
