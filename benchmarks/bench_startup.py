@@ -53,7 +53,7 @@ def main() -> None:
     from onnxport_testkit.light import light_models
 
     model = str(light_models()[opts.model])
-    onnxport_cli = [sys.executable, "-m", "onnxport.cli"]
+    onnxport_cli = [sys.executable, "-m", "onnxport.tools.cli"]
 
     # one untimed pass first writes the byte-code caches an installed package has
     _run("import onnxport, torch, jax, tensorflow; r = onnxport.registry(); r.load()")

@@ -12,13 +12,13 @@ from typing import Any
 import onnx
 import onnx_ir as ir
 
-from . import driver as _convert
-from . import io as _io
 from . import progress
-from . import validate as _validate
-from .backend import Backend, export_part
 from .errors import BackendNotFoundError
-from .plugins import manager, registry
+from .importing import plan as _convert
+from .ir import io as _io
+from .ir import validate as _validate
+from .plugin.backend import Backend, export_part
+from .plugin.discovery import manager, registry
 
 
 def backends() -> list[str]:

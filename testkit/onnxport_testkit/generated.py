@@ -99,8 +99,8 @@ def test_onnxport_primitive_has_cases(onnxport_primitive) -> None:
 
 
 def test_onnxport_hook_documented(onnxport_hook) -> None:
-    """Meta: every hook of ``onnxport.hookspecs`` has a docstring documenting each argument."""
-    from onnxport import hookspecs
+    """Meta: every hook of ``onnxport.plugin.hookspecs`` has a docstring documenting each argument."""
+    from onnxport.plugin import hookspecs
 
     from .meta import hook_problems
 
@@ -131,12 +131,12 @@ def test_onnxport_expected_failures_reviewed(onnxport_failure_list) -> None:
 
 
 def test_onnxport_backend_contract(onnxport_backend) -> None:
-    """Meta: the backend meets the contract of :mod:`onnxport.backend` (named problems), and the
+    """Meta: the backend meets the contract of :mod:`onnxport.plugin.backend` (named problems), and the
     optional features it claims work on a small array."""
     import numpy as np
 
     import onnxport
-    from onnxport.backend import FEATURES, export_part, problems
+    from onnxport.plugin.backend import FEATURES, export_part, problems
 
     backend = onnxport.registry().backends[onnxport_backend]
     wrong = problems(backend, onnxport_backend)

@@ -282,7 +282,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:  # noqa: C901 - on
                     params.append(pytest.param(prim, id=f"{b}-export-{prim.target}"))
         _parametrize(metafunc, "onnxport_primitive", params)
     if "onnxport_hook" in names:
-        from onnxport import hookspecs
+        from onnxport.plugin import hookspecs
 
         from .meta import hook_problems
 
@@ -298,7 +298,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:  # noqa: C901 - on
 
 # -- results ---------------------------------------------------------------------------------
 def _case_info(backend: str, case: Any, kind: str, variant: str | None) -> dict[str, Any]:
-    from onnxport import spec
+    from onnxport.plugin import spec
 
     from .cases import case_target
     from .selection import op_label

@@ -32,7 +32,7 @@ import numpy as np
 import onnx
 import pytest
 
-from onnxport.backend import export_part
+from onnxport.plugin.backend import export_part
 
 from .cases import NodeCase
 from .compare import Mismatch, compare_outputs, declared_tolerances
@@ -63,7 +63,7 @@ def backend_object(name: str) -> Any:
 def missing_ops(backend_name: str, ops: tuple[tuple[str, str], ...] | list[tuple[str, str]]) -> list[str]:
     """Ops (``domain::op`` for custom domains) that ``backend_name`` has no primitive for."""
     import onnxport
-    from onnxport.spec import latest_version
+    from onnxport.plugin.spec import latest_version
 
     reg = onnxport.registry()
     out = []
@@ -139,7 +139,7 @@ def _compare_all(names: list[str], expected: list[Any], actual: list[Any], **tol
 # -- node cases and their variants ---------------------------------------------------------------
 def run_node_case(backend_name: str, case: NodeCase, variant: str | None = None) -> None:
     """The official case (or its ``dynbatch`` / ``opsetN`` variant, or one of the backend's own
-    :meth:`~onnxport.backend.Backend.case_variants`): expected outputs come with the case."""
+    :meth:`~onnxport.plugin.backend.Backend.case_variants`): expected outputs come with the case."""
     from . import variants as V
 
     def go() -> None:
@@ -414,8 +414,8 @@ def run_exported(backend_name: str, sample: Any, proto: onnx.ModelProto, inputs:
 def export_opsets() -> tuple[int, ...]:
     """The opsets besides the default that every export sample also runs at: the lowest the
     exporters support and the newest onnx knows."""
-    from onnxport import spec
-    from onnxport.export import DEFAULT_OPSET, MIN_OPSET
+    from onnxport.exporting.pipeline import DEFAULT_OPSET, MIN_OPSET
+    from onnxport.plugin import spec
 
     return tuple(o for o in dict.fromkeys((MIN_OPSET, spec.latest_opset())) if o != DEFAULT_OPSET)
 
@@ -428,8 +428,8 @@ def sample_opsets(prim: Any, sample: Any, every: bool = False) -> tuple[int, ...
     import inspect
 
     import onnxport
-    from onnxport import spec
-    from onnxport.export import DEFAULT_OPSET
+    from onnxport.exporting.pipeline import DEFAULT_OPSET
+    from onnxport.plugin import spec
 
     if every:
         return export_opsets()
@@ -457,8 +457,8 @@ def _refusal_justified(backend_name: str, sample: Any, target: str, opset: int, 
     (when the refusal names an opset) that have a newer form at the default opset than at ``opset``
     (an attribute or input the old form lacks, as Reshape's allowzero before 14)."""
     import onnxport
-    from onnxport import spec
-    from onnxport.export import DEFAULT_OPSET
+    from onnxport.exporting.pipeline import DEFAULT_OPSET
+    from onnxport.plugin import spec
 
     proto, _, _, _ = _export_sample(backend_name, sample, target=target)
     reg = onnxport.registry()

@@ -1,4 +1,4 @@
-"""The backend contract (``onnxport.backend``), exercised the way CONTRIBUTING.md's "Add a backend"
+"""The backend contract (``onnxport.plugin.backend``), exercised the way CONTRIBUTING.md's "Add a backend"
 describes it: a small numpy backend with one import and one export primitive, registered through
 a plugin, imported, run, exported through the core pipeline, checked and refused when incomplete."""
 
@@ -12,11 +12,13 @@ import onnx_ir as ir
 import pytest
 
 import onnxport
-from onnxport import api, export, plugins
-from onnxport.backend import Backend, Exporter, NotSupportedError, export_part, problems
-from onnxport.build import Builder
+from onnxport import api
 from onnxport.errors import BackendNotFoundError, PluginError, RegistryError
-from onnxport.registry import Registry
+from onnxport.exporting import pipeline as export
+from onnxport.exporting.builder import Builder
+from onnxport.plugin import discovery as plugins
+from onnxport.plugin.backend import Backend, Exporter, NotSupportedError, export_part, problems
+from onnxport.plugin.registry import Registry
 
 # -- the backend, as a contributor writes it ----------------------------------------------------------
 
@@ -112,7 +114,7 @@ def test_new_backend_imports_runs_and_checks(numpy_backend):
     x = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
     run = onnxport.import_model(_relu_model(), backend="numpy")
     np.testing.assert_array_equal(run(x)[0], np.maximum(x, 0))
-    from onnxport import check
+    from onnxport.tools import check
 
     result = check.check(onnxport.load(_relu_model()), "numpy", [x])
     assert result.ok, result.summary()

@@ -9,10 +9,10 @@ import types
 import pytest
 
 import onnxport
-from onnxport import plugins
-from onnxport.backend import Backend
 from onnxport.errors import RegistryError
-from onnxport.registry import Registry, module_exporter
+from onnxport.plugin import discovery as plugins
+from onnxport.plugin.backend import Backend
+from onnxport.plugin.registry import Registry, module_exporter
 
 
 def _noop(*args, **kwargs):

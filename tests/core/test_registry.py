@@ -10,9 +10,10 @@ import types
 import pytest
 
 import onnxport
-from onnxport import hookspecs, plugins, spec
 from onnxport.errors import PluginError, RegistryError
-from onnxport.registry import Registry, importer
+from onnxport.plugin import discovery as plugins
+from onnxport.plugin import hookspecs, spec
+from onnxport.plugin.registry import Registry, importer
 
 
 def _noop(ctx, x):
@@ -162,7 +163,7 @@ def test_lazy_discovery_imports_a_backends_primitives_on_first_use(tmp_path, mon
         "from onnxport import importer\n@importer('Relu', since=14)\ndef f(ctx, x):\n    return x\n"
     )
     (tmp_path / "lazybe.py").write_text(
-        "from onnxport.backend import Backend\n"
+        "from onnxport.plugin.backend import Backend\n"
         "class LazyBackend(Backend):\n    name = 'lazy'\n"
         "    def import_model(self, plan, **options):\n        return plan\n"
     )

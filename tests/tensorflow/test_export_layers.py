@@ -35,7 +35,7 @@ def test_layer_primitive_sample(kind, sample):
     kinds = [n.op_type for n in proto.graph.node]
     assert set(sample.emits) <= set(kinds)
     assert "Loop" not in kinds  # the traced While loop of a recurrent layer is not exported
-    assert f"keras.layers.{kind}" in model.meta.get(onnxport.export.targets_key("tensorflow"), [])
+    assert f"keras.layers.{kind}" in model.meta.get(onnxport.exporting.pipeline.targets_key("tensorflow"), [])
     got = _run(proto, xs)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=sample.rtol or 1e-5, atol=sample.atol or 1e-6)

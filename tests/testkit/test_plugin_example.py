@@ -17,7 +17,7 @@ EXAMPLE = Path(__file__).parent / "fixtures" / "plugin_example"
 
 @pytest.fixture
 def example_installed(monkeypatch):
-    from onnxport import plugins
+    from onnxport.plugin import discovery as plugins
 
     monkeypatch.syspath_prepend(str(EXAMPLE))  # as if pip-installed: the entry point is found
     monkeypatch.setenv("ONNXPORT_BLOCK_PLUGINS", "jax,tensorflow")

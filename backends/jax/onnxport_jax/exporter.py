@@ -28,11 +28,11 @@ import numpy as np
 import onnx_ir as ir
 from jax.extend.core import jaxprs_in_params
 
-from onnxport import export as _export
-from onnxport.build import Builder
 from onnxport.errors import ConversionError, InputError, UnsupportedOpError
-from onnxport.export import FunctionBody
-from onnxport.opfacts import mark_not_trainable
+from onnxport.exporting import pipeline as _export
+from onnxport.exporting.builder import Builder
+from onnxport.exporting.pipeline import FunctionBody
+from onnxport.plugin.opfacts import mark_not_trainable
 
 from . import dtypes, layers
 
@@ -579,7 +579,7 @@ def export_model(
         key paths (``params.Dense_0.kernel``, ``layers.0.kernel``).
     :param dynamic_shapes: one dict per input from axis to a name (``({0: "batch"},)``): traced
         with ``jax.export`` symbolic dims, written as ONNX ``dim_param``s.
-    :param options: the common export options (:class:`onnxport.export.ExportOptions`: ``opset``,
+    :param options: the common export options (:class:`onnxport.exporting.pipeline.ExportOptions`: ``opset``,
         ``optimize``, ``fold_batchnorm``, ``fuse``, ``input_names``, ``output_names``;
         ``functions=True`` exports each nested ``jit`` call (a ``jax.jit``-decorated inner
         function) as a call of a model-local function, one per traced body; otherwise calls are
@@ -591,7 +591,7 @@ def export_model(
 
 
 def _export_model(obj: Any, example_inputs: Any, *, params: Any, dynamic_shapes: Any, **options: Any) -> ir.Model:
-    from onnxport.plugins import registry
+    from onnxport.plugin.discovery import registry
 
     opts = _export.ExportOptions.from_kwargs(options)
     if options:
@@ -650,7 +650,7 @@ def _export_model(obj: Any, example_inputs: Any, *, params: Any, dynamic_shapes:
         conv.annotate(out, var.aval)
     model = g.model(producer="onnxport-jax")
     if opts.optimize:  # channels-last layers: move their Transposes down so that pairs cancel
-        from onnxport.transpose import push_transposes
+        from onnxport.exporting.passes.transpose import push_transposes
 
         push_transposes(model)
     model = _export.finish(model, opts, backend="jax", foldable=conv.constant_names, targets=conv.used_targets,

@@ -48,7 +48,7 @@ def save(model: Any, path: str | Path, example_inputs: Sequence[Any] = ()) -> No
 def load(path: str | Path) -> tuple[Any, tuple[Any, ...]]:
     """The ``JaxModel`` a folder holds (its params from ``params.npz``) and random example inputs."""
     import onnxport
-    from onnxport.check import random_inputs
+    from onnxport.tools.check import random_inputs
 
     p = Path(path)
     if not can_load(p):

@@ -1,4 +1,4 @@
-"""The TensorFlow backend object's export hooks (:class:`onnxport.backend.Exporter`), used by the
+"""The TensorFlow backend object's export hooks (:class:`onnxport.plugin.backend.Exporter`), used by the
 testkit: which objects the exporter takes, sample preparation and checks, native runs."""
 
 from __future__ import annotations
@@ -11,15 +11,15 @@ import onnx_ir as ir
 import tensorflow as tf
 
 import onnxport
-from onnxport import export as _export
-from onnxport.backend import Exporter
 from onnxport.errors import InputError
+from onnxport.exporting import pipeline as _export
+from onnxport.plugin.backend import Exporter
 
 from .exporter import _LAYOUT_KEY, _is_concrete, _is_keras, _traceable, export_model, variable_names  # noqa: F401
 
 
 class ExportSupport(Exporter):
-    """The TensorFlow backend's export part (:class:`onnxport.backend.Exporter`)."""
+    """The TensorFlow backend's export part (:class:`onnxport.plugin.backend.Exporter`)."""
 
     name = "tensorflow"
 

@@ -5,8 +5,8 @@ The flow: the object (a Keras model or layer, a ``tf.function``, a ``tf.Module``
 from the example inputs (dim 0 left unknown unless ``dynamic_shapes`` says otherwise) -> a check
 that every TF op has a primitive (one error lists them all) -> a walk of the graph's operations
 in order, calling the primitive registered for each op type with a :class:`TFGraph` as ``g`` ->
-the layout pass (:func:`onnxport.transpose.push_transposes`: Transposes pushed through
-elementwise ops until pairs cancel) -> the core's export pipeline (:func:`onnxport.export.finish`:
+the layout pass (:func:`onnxport.exporting.passes.transpose.push_transposes`: Transposes pushed through
+elementwise ops until pairs cancel) -> the core's export pipeline (:func:`onnxport.exporting.pipeline.finish`:
 optimizer, down-adaptation, opset check) -> an ``onnx_ir.Model``.
 
 Variables become initializers named by their Keras weight paths (``dense/kernel``: the root
@@ -27,9 +27,9 @@ import numpy as np
 import onnx_ir as ir
 import tensorflow as tf
 
-from onnxport import export as _export
-from onnxport.build import Builder
 from onnxport.errors import ConversionError, InputError, UnsupportedOpError
+from onnxport.exporting import pipeline as _export
+from onnxport.exporting.builder import Builder
 
 from . import dilation as _dilation
 from . import layers as _layers
@@ -527,22 +527,22 @@ def export_model(
 
     :param obj: what to export; Keras models run with ``training=False``.
     :param example_inputs: a tensor (or array) or a tuple of positional inputs.
-    :param opset: the default-domain opset (:func:`onnxport.export.choose_opset`).
+    :param opset: the default-domain opset (:func:`onnxport.exporting.pipeline.choose_opset`).
     :param dynamic_shapes: per input, a dict from axis to a symbolic dim name (``{0: "batch"}``);
         default: dim 0 of every input is ``batch``. ``()``/``[None, ...]`` for static shapes.
     :param inputs_as_nchw: graph inputs (by position or name) given channels-first: the ONNX
         input is NCHW and transposed to the model's NHWC inside (the Transpose cancels against the
         first Conv's).
-    :param options: the core's export options (:class:`onnxport.export.ExportOptions`):
+    :param options: the core's export options (:class:`onnxport.exporting.pipeline.ExportOptions`):
         ``optimize`` (fold constants, cancel Transposes, drop no-ops; default True),
         ``fold_batchnorm`` (the inference export: BatchNormalization folded into the Conv; off by
         default, so the Keras BN weights keep their names), ``fuse`` (default: only a 2-D MatMul
-        plus bias -> Gemm; ``True``: every pattern fusion of :mod:`onnxport.patterns`),
+        plus bias -> Gemm; ``True``: every pattern fusion of :mod:`onnxport.exporting.fusions.patterns`),
         ``input_names`` (default: the Keras Input layers' or the traced
         function's argument names), ``output_names`` (default ``output_0`` ...; dict outputs: keys).
         ``functions=True`` is not supported by this exporter yet.
     """
-    from onnxport.plugins import registry
+    from onnxport.plugin.discovery import registry
 
     opts = _export.ExportOptions.from_kwargs(options)
     if options:
@@ -602,8 +602,8 @@ def export_model(
         conv.run(g, names, onnx_shapes, outs)
     model = g.model(producer="onnxport-tensorflow")
     if opts.optimize:  # the layout pass first, on a folded graph; the core pipeline does the rest
-        from onnxport.optimize import optimize as _optimize
-        from onnxport.transpose import push_transposes
+        from onnxport.exporting.passes.optimize import optimize as _optimize
+        from onnxport.exporting.passes.transpose import push_transposes
 
         _optimize(model)
         push_transposes(model)

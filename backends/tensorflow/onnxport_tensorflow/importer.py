@@ -15,15 +15,15 @@ import numpy as np
 import onnx_ir as ir
 import tensorflow as tf
 
-from onnxport.backend import Backend
-from onnxport.backend_parts import PackageNative
-from onnxport.driver import ImportPlan
 from onnxport.errors import ConversionError, InputError
-from onnxport.filedata import read_row_blocks, readable
-from onnxport.inputs import bind_inputs, check_shape
-from onnxport.layout import plan_program as plan_layout
-from onnxport.program import Env, GraphCompiler, Step, iter_steps
-from onnxport.program import Program as _CoreProgram
+from onnxport.importing.inputs import bind_inputs, check_shape
+from onnxport.importing.layout import plan_program as plan_layout
+from onnxport.importing.plan import ImportPlan
+from onnxport.importing.program import Env, GraphCompiler, Step, iter_steps
+from onnxport.importing.program import Program as _CoreProgram
+from onnxport.ir.filedata import read_row_blocks, readable
+from onnxport.plugin.backend import Backend
+from onnxport.plugin.backend_parts import PackageNative
 
 from . import dtypes, fusion, layout
 from .context import CALL, CallState, DataDependentError, Mode, NodeContext, is_static
