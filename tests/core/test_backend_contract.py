@@ -13,7 +13,7 @@ import pytest
 
 import onnxport
 from onnxport import api
-from onnxport.errors import BackendNotFoundError, PluginError, RegistryError
+from onnxport.errors import BackendNotFoundError, InputError, PluginError, RegistryError
 from onnxport.exporting import pipeline as export
 from onnxport.exporting.builder import Builder
 from onnxport.plugin import discovery as plugins
@@ -144,6 +144,22 @@ def test_optional_features_default_and_are_named(numpy_backend):
     exp = export_part(be)
     assert exp is be and exp.prepare_export_sample("s", "t") == ("s", {}) and exp.run_native(len, (), {}) is None
     assert problems(be, "numpy") == []
+
+
+def test_convert_asks_the_contract_not_the_attributes(numpy_backend, tmp_path, monkeypatch):
+    """``onnxport convert`` picks readers and writers by ``supports("load"/"save")``: a backend that
+    names a suffix and claims a file, but saves and loads nothing, is neither."""
+    from onnxport.tools import native
+
+    monkeypatch.setattr(NumpyBackend, "can_load", lambda self, path: True)
+    monkeypatch.setattr(NumpyBackend, "native_suffixes", (".npzz",))
+    (tmp_path / "m.npzz").write_bytes(b"")
+    with pytest.raises(BackendNotFoundError, match="no installed backend reads this file"):
+        native.reader_of(tmp_path / "m.npzz")
+    with pytest.raises(BackendNotFoundError, match="'numpy' cannot save native files"):
+        native.writer_of(tmp_path / "out.npzz", "numpy")
+    with pytest.raises(InputError, match="the suffix names no target"):
+        native.writer_of(tmp_path / "out.npzz", None)
 
 
 def test_import_only_backend_cannot_export(monkeypatch):

@@ -123,6 +123,21 @@ def test_plugin_registration_error_names_plugin():
         plugins.build_registry(pm)
 
 
+def test_misspelt_hook_name_is_refused():
+    mod = types.ModuleType("typoplugin")
+
+    @onnxport.hookimpl
+    def onnxport_registr(registrar):  # one letter short: pluggy would call it never
+        registrar.add_import("torch", "Relu", _noop, since=14)
+
+    mod.onnxport_registr = onnxport_registr
+    with pytest.raises(PluginError, match=r"'typoplugin'.*onnxport_registr.*the hooks are onnxport_backend_for, onnxport_register"):
+        plugins.make_manager(extra_plugins=[mod], entry_points=False)
+    good = types.ModuleType("goodplugin")
+    good.onnxport_register = onnxport.hookimpl(lambda registrar: None)
+    assert plugins.make_manager(extra_plugins=[good], entry_points=False).has_plugin("goodplugin")
+
+
 def test_core_defaults_register_through_the_same_hook():
     reg = onnxport.registry()
     assert "onnxport.defaults" in reg.plugins

@@ -10,8 +10,9 @@ A backend is one object, registered by its plugin (``registrar.add_backend(MyBac
   (model-local functions kept rather than inlined; no), :meth:`~Backend.from_numpy` /
   :meth:`~Backend.to_numpy` (testkit and CLI conversions; numpy arrays pass through),
   :meth:`~Backend.run` (run an imported object on numpy inputs: ``onnxport check``, the testkit),
-  :meth:`~Backend.save` / :meth:`~Backend.load` (native files for ``onnxport convert``) and
-  :meth:`~Backend.to_sequential`
+  :meth:`~Backend.save` / :meth:`~Backend.load` (native files for ``onnxport convert``, with
+  :attr:`~Backend.native_suffixes`, :meth:`~Backend.can_load` and :meth:`~Backend.load_with_inputs`)
+  and :meth:`~Backend.to_sequential`
   (``onnxport.to_sequential``). An optional method a backend does not override raises
   :class:`NotSupportedError`; callers ask :meth:`Backend.supports` first.
 - **export part** (:class:`Exporter`, mixed into the same class): :meth:`~Exporter.export_model`
@@ -67,6 +68,8 @@ class Backend(abc.ABC):
     keep_functions: ClassVar[bool] = False
     #: every name :meth:`case_variants` may return (expected-failure keys are reviewed against it)
     variant_names: ClassVar[tuple[str, ...]] = ()
+    #: the suffixes of the native paths :meth:`save` writes (``""``: a folder); default: none
+    native_suffixes: ClassVar[tuple[str, ...]] = ()
 
     @abc.abstractmethod
     def import_model(self, plan: Any, **options: Any) -> Any:
@@ -118,6 +121,14 @@ class Backend(abc.ABC):
     def load(self, path: str | Path) -> Any:
         """Load what :meth:`save` wrote: a callable native object."""
         raise self._unsupported("load", "cannot load native files")
+
+    def load_with_inputs(self, path: str | Path) -> tuple[Any, tuple[Any, ...]]:
+        """What :meth:`load` reads, and example inputs to export it with (``onnxport convert``)."""
+        raise self._unsupported("load", "cannot load native files")
+
+    def can_load(self, path: str | Path) -> bool:
+        """Whether ``path`` is a native file or folder this backend reads (default: none)."""
+        return False
 
     def to_sequential(self, plan: Any, **options: Any) -> Any:
         """A linear model as the framework's sequential container (``onnxport.to_sequential``)."""

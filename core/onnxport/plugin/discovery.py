@@ -48,7 +48,19 @@ def make_manager(extra_plugins: list[Any] | None = None, entry_points: bool = Tr
             pm.register(plugin, name=ep.name)
     for plugin in extra_plugins or []:
         pm.register(plugin)
+    _check_hook_names(pm)
     return pm
+
+
+def _check_hook_names(pm: pluggy.PluginManager) -> None:
+    """Raise :class:`PluginError` for a hook implementation whose name no hookspec has (a misspelt
+    ``onnxport_register`` would otherwise register nothing, silently)."""
+    try:
+        pm.check_pending()
+    except pluggy.PluginValidationError as exc:
+        name = pm.get_name(exc.plugin) or repr(exc.plugin)
+        known = sorted(n for n in dir(hookspecs) if n.startswith(f"{hookspecs.PROJECT}_"))
+        raise PluginError(f"onnxport plugin {name!r}: {exc}; the hooks are {', '.join(known)}") from exc
 
 
 def build_registry(pm: pluggy.PluginManager) -> Registry:

@@ -4,7 +4,8 @@ IN is an ``.onnx`` file or a native file a backend reads (``Backend.can_load``: 
 program, a SavedModel folder, a ``.keras`` file, an onnxport JAX folder). OUT's suffix picks the
 target: ``.onnx``, a suffix a backend lists in ``native_suffixes`` (``.pt2``, ``.pt``), or a
 folder for the backend named with ``--to``. Backends provide ``save(native, path, example_inputs)``,
-``load(path)`` and ``load_with_inputs(path) -> (native, example_inputs)``.
+``load(path)`` and ``load_with_inputs(path) -> (native, example_inputs)`` (the backend contract's
+optional ``save`` and ``load`` features, asked through ``Backend.supports``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import onnx_ir as ir
 from .. import api, progress
 from ..errors import BackendNotFoundError, InputError
 from ..ir import io as _io
+from ..plugin.backend import Backend
 
 
 @dataclasses.dataclass
@@ -42,8 +44,7 @@ def reader_of(path: str | os.PathLike) -> str:
         raise InputError(f"{p}: no such file or folder")
     for name in api.backends():
         be = api.get_backend(name)
-        can = getattr(be, "can_load", None)
-        if can is not None and can(p):
+        if be.supports("load") and be.can_load(p):
             return name
     raise BackendNotFoundError(
         f"{p}: no installed backend reads this file (installed: {', '.join(api.backends()) or 'none'}); "
@@ -59,28 +60,22 @@ def writer_of(path: str | os.PathLike, to: str | None) -> str:
         return "onnx"
     if to is not None:
         be = api.get_backend(to)
-        suffixes = getattr(be, "native_suffixes", None)
-        if not _supports(be, "save") or suffixes is None:
+        suffixes = be.native_suffixes
+        if not be.supports("save") or not suffixes:
             raise BackendNotFoundError(f"backend {to!r} cannot save native files; write a .onnx file instead")
         if p.suffix not in suffixes:
             raise InputError(f"backend {to!r} writes {', '.join(s or 'a folder' for s in suffixes)}, not {p.name!r}")
         return to
     for name in api.backends():
-        if p.suffix and p.suffix in (getattr(api.get_backend(name), "native_suffixes", None) or ()):
+        be = api.get_backend(name)
+        if p.suffix and be.supports("save") and p.suffix in be.native_suffixes:
             return name
     raise InputError(f"{p.name!r}: the suffix names no target; use .onnx, .pt2, .pt or a folder with --to BACKEND")
 
 
-def _supports(be: Any, feature: str) -> bool:
-    """Whether ``be`` implements ``feature`` (the backend contract's ``supports`` where it has one)."""
-    supports = getattr(be, "supports", None)
-    return bool(supports(feature)) if supports is not None else hasattr(be, feature)
-
-
-def _to_numpy(be: Any, outs: Any) -> list[np.ndarray]:
+def _to_numpy(be: Backend, outs: Any) -> list[np.ndarray]:
     outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
-    to_np = getattr(be, "to_numpy", None)
-    return [np.asarray(to_np(o) if to_np is not None else o) for o in outs]
+    return [np.asarray(be.to_numpy(o)) for o in outs]
 
 
 def _max_diff(model: ir.Model, run: Any, seed: int = 0) -> float:
@@ -171,7 +166,7 @@ def _export(backend: str, native: Any, example: tuple[Any, ...], opset: int | No
     """Export ``native`` through ``backend`` itself (a loaded file's object need not be one the
     backend's ``onnxport_backend_for`` hook claims, e.g. a restored SavedModel)."""
     be = api.get_backend(backend)
-    if not hasattr(be, "export_model"):
+    if not be.supports("export"):
         raise BackendNotFoundError(f"backend {backend!r} cannot export models yet; write its native files instead")
     return be.export_model(native, example, opset=opset)
 
@@ -184,7 +179,7 @@ def _ort_runner(model: ir.Model) -> Any:
     return lambda xs: sess.run(None, {i.name: x for i, x in zip(sess.get_inputs(), xs)})
 
 
-def _run_native(be: Any, native: Any, inputs: list[np.ndarray]) -> list[np.ndarray]:
+def _run_native(be: Backend, native: Any, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """Call a reloaded native object on numpy inputs (converted with the backend's ``from_numpy``)."""
     args = [be.from_numpy(x) for x in inputs]
     return _to_numpy(be, native(*args))
