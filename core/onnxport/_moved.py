@@ -90,6 +90,12 @@ class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         # the import system stamped the old name's spec on the module: give it back its own
         module.__spec__ = module.__spec__.loader_state[1]
 
+    def get_code(self, fullname: str) -> types.CodeType:
+        """Code that runs the new module as ``__main__`` (``python -m onnxport.cli``)."""
+        new = _PREFIX + MOVED[fullname[len(_PREFIX):]]
+        source = f"import runpy\nrunpy.run_module({new!r}, run_name='__main__', alter_sys=True)\n"
+        return compile(source, f"<{fullname}, moved to {new}>", "exec")
+
 
 class _Package(types.ModuleType):
     """The ``onnxport`` package, which the import system may not bind an old path over a name of.

@@ -114,3 +114,8 @@ def test_import_onnxport_loads_no_optional_feature():
     for feature in ("onnxport.edit.surgery", "onnxport.edit.sequential", "onnxport.tools", "onnxport.exporting"):
         assert not [m for m in loaded if m == feature or m.startswith(feature + ".")], (feature, loaded)
     assert "onnxport.edit.graph" in loaded  # the plain edits are eager: a sanity check of the probe
+
+
+def test_old_cli_path_runs_as_a_script():
+    out = subprocess.run([sys.executable, "-m", "onnxport.cli", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("onnxport "), out.stderr
