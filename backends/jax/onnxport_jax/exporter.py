@@ -33,6 +33,7 @@ from onnxport.build import Builder
 from onnxport.errors import ConversionError, InputError, UnsupportedOpError
 from onnxport.export import FunctionBody
 from onnxport.opfacts import mark_not_trainable
+from onnxport.optional import loaded
 
 from . import dtypes, layers
 
@@ -432,11 +433,8 @@ def _scope_name(eqn: Any) -> str:
 
 # -- what is exported ----------------------------------------------------------------------------
 def _is_nnx_module(obj: Any) -> bool:
-    try:
-        from flax import nnx
-    except ImportError:  # pragma: no cover - flax is optional
-        return False
-    return isinstance(obj, nnx.Module)
+    nnx = loaded("flax.nnx")  # Flax is optional: a module of it exists only once it is imported
+    return nnx is not None and isinstance(obj, nnx.Module)
 
 
 def _as_function(obj: Any, params: Any) -> tuple[Callable[..., Any], Any, bool]:
@@ -470,9 +468,8 @@ def _as_function(obj: Any, params: Any) -> tuple[Callable[..., Any], Any, bool]:
 def _trainable_leaves(params: Any, n: int) -> list[bool]:
     """Per leaf of ``params``: whether it is a weight to train. An NNX state's leaves are weights
     when they are ``nnx.Param`` (``BatchStat`` & co. are not); any other pytree's leaves all are."""
-    try:
-        from flax import nnx
-    except ImportError:  # pragma: no cover - flax is optional
+    nnx = loaded("flax.nnx")
+    if nnx is None:
         return [True] * n
     variables = jax.tree_util.tree_leaves(params, is_leaf=lambda x: isinstance(x, nnx.Variable))
     if len(variables) != n or not any(isinstance(v, nnx.Variable) for v in variables):
