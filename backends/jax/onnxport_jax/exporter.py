@@ -457,7 +457,7 @@ def _as_function(obj: Any, params: Any) -> tuple[Callable[..., Any], Any, bool]:
         graphdef, rngs, state = nnx.split(obj, nnx.RngState, ...)
 
         def apply_module(s: Any, *xs: Any) -> Any:
-            return nnx.merge(graphdef, rngs, s)(*xs)
+            return nnx.merge(graphdef, rngs, s, copy=True)(*xs)
 
         return apply_module, state if params is None else params, True
     if not callable(obj):
@@ -528,7 +528,31 @@ def trace(obj: Any, example_inputs: Any = (), *, params: Any = None, dynamic_sha
     except Exception as exc:
         raise ConversionError(f"jax.make_jaxpr could not trace {getattr(fn, '__name__', type(obj).__name__)}: "
                               f"{type(exc).__name__}: {exc}") from exc
-    return closed, names, len(names)
+    return _without_dead_draws(closed), names, len(names)
+
+
+def _is_key(x: Any) -> bool:
+    dt = getattr(x, "dtype", None)
+    return dt is not None and not isinstance(dt, np.dtype) and jax.dtypes.issubdtype(dt, jax.dtypes.prng_key)
+
+
+def _without_dead_draws(closed: Any) -> Any:
+    """``closed`` without the computations no output reads, when it draws random numbers.
+
+    A module may draw from its ``Rngs`` where the result does not depend on the draw (an RNN's
+    initial carry made by a zeros initializer from a fresh key): those draws, the key arithmetic
+    and the closed-over keys are dead code and go; a draw an output depends on stays (and is
+    refused by :func:`check_supported`)."""
+    if not (any(_is_key(c) for c in closed.consts)
+            or any(e.primitive.name in RANDOM_PRIMITIVES for e in _iter_eqns(closed.jaxpr))):
+        return closed
+    from jax._src.interpreters import partial_eval as pe
+
+    jaxpr = closed.jaxpr
+    keep = [False] * len(jaxpr.constvars) + [True] * len(jaxpr.invars)  # every input stays an input
+    new, used_consts, _ = pe.dce_jaxpr_consts(jaxpr, [True] * len(jaxpr.outvars), instantiate=keep)
+    consts = [c for c, used in zip(closed.consts, used_consts) if used]
+    return jax.extend.core.ClosedJaxpr(new, consts)
 
 
 def check_supported(closed: Any, registry: Any) -> None:
