@@ -453,7 +453,9 @@ def _as_function(obj: Any, params: Any) -> tuple[Callable[..., Any], Any, bool]:
         from flax import nnx
 
         # the module's random-number state (an LSTM cell keeps its Rngs to draw initial carries)
-        # is no parameter: closed over, it is a constant, and a draw from it is refused when traced
+        # is no parameter: closed over, it is a constant (a draw an output depends on is refused).
+        # The module is rebuilt inside the trace from copies of its Variables, as nnx.jit does, so
+        # a call may advance its Rngs counts or other state; the user's module stays as it was
         graphdef, rngs, state = nnx.split(obj, nnx.RngState, ...)
 
         def apply_module(s: Any, *xs: Any) -> Any:
