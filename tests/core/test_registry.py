@@ -139,7 +139,7 @@ def test_misspelt_hook_name_is_refused():
 
 
 def test_core_defaults_register_through_the_same_hook():
-    reg = onnxport.registry()
+    reg = onnxport.plugin.registry()
     assert "onnxport.defaults" in reg.plugins
     assert reg.adapter("", "Squeeze", 11) is not None
 
@@ -221,13 +221,13 @@ def test_lazy_discovery_stays_loud(tmp_path, monkeypatch):
 
 
 def test_first_registry_use_imports_no_framework():
-    """``onnxport.registry()`` names the installed backends without importing a framework or a
+    """``onnxport.plugin.registry()`` names the installed backends without importing a framework or a
     primitive module; using one backend imports that backend's primitives only."""
     import subprocess
 
     code = (
         "import sys, onnxport\n"
-        "reg = onnxport.registry(); names = onnxport.backends()\n"
+        "reg = onnxport.plugin.registry(); names = onnxport.backends()\n"
         "heavy = [m for m in sys.modules if m.split('.')[0] in ('torch', 'jax', 'tensorflow', 'keras')"
         " or '.ops.' in m]\n"
         "assert not heavy, heavy[:10]\n"

@@ -17,7 +17,7 @@ primitives receive). Everything after that is framework-free and lives here:
 
 A minimal exporter::
 
-    from onnxport import export as ex
+    from onnxport.exporting import pipeline as ex
     from onnxport.exporting.builder import Builder
 
     def export_model(obj, example_inputs, **kw):

@@ -75,10 +75,9 @@ def load_inputs(model: ir.Model, path: str | os.PathLike) -> list[np.ndarray]:
 # -- running -------------------------------------------------------------------------------------
 def run_onnxruntime(model: ir.Model, inputs: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
     """Outputs of ``model`` by name, from onnxruntime on the CPU with optimizations off."""
-    try:
-        import onnxruntime as ort
-    except ImportError as exc:
-        raise CheckError("onnxport check compares with onnxruntime: pip install onnxruntime") from exc
+    from ..optional import require
+
+    ort = require("onnxruntime", extra="onnxport[check]", feature="onnxport check (the comparison with onnxruntime)")
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL

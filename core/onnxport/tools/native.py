@@ -80,9 +80,10 @@ def _to_numpy(be: Backend, outs: Any) -> list[np.ndarray]:
 
 def _max_diff(model: ir.Model, run: Any, seed: int = 0) -> float:
     """Largest absolute difference between ``run(numpy inputs)`` and onnxruntime on ``model``."""
-    import onnxruntime as ort
-
     from .check import random_inputs
+    from ..optional import require
+
+    ort = require("onnxruntime", extra="onnxport[check]", feature="convert --check (the comparison with onnxruntime)")
 
     inputs = random_inputs(model, seed=seed)
     sess = ort.InferenceSession(ir.serde.serialize_model(model).SerializeToString(),
@@ -172,7 +173,9 @@ def _export(backend: str, native: Any, example: tuple[Any, ...], opset: int | No
 
 
 def _ort_runner(model: ir.Model) -> Any:
-    import onnxruntime as ort
+    from ..optional import require
+
+    ort = require("onnxruntime", extra="onnxport[check]", feature="convert --check (the comparison with onnxruntime)")
 
     sess = ort.InferenceSession(ir.serde.serialize_model(model).SerializeToString(),
                                 providers=["CPUExecutionProvider"])
