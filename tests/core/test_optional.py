@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import onnxport
-from onnxport.tools import check
 from onnxport.errors import MissingDependencyError, OnnxportError
 from onnxport.optional import loaded, require
+from onnxport.tools import check
 
 
 def test_require_names_the_extra() -> None:

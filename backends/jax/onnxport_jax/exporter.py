@@ -32,8 +32,8 @@ from onnxport.errors import ConversionError, InputError, UnsupportedOpError
 from onnxport.exporting import pipeline as _export
 from onnxport.exporting.builder import Builder
 from onnxport.exporting.pipeline import FunctionBody
-from onnxport.plugin.opfacts import mark_not_trainable
 from onnxport.optional import loaded
+from onnxport.plugin.opfacts import mark_not_trainable
 
 from . import dtypes, layers
 

@@ -80,8 +80,8 @@ def _to_numpy(be: Backend, outs: Any) -> list[np.ndarray]:
 
 def _max_diff(model: ir.Model, run: Any, seed: int = 0) -> float:
     """Largest absolute difference between ``run(numpy inputs)`` and onnxruntime on ``model``."""
-    from .check import random_inputs
     from ..optional import require
+    from .check import random_inputs
 
     ort = require("onnxruntime", extra="onnxport[check]", feature="convert --check (the comparison with onnxruntime)")
 
