@@ -12,7 +12,7 @@ optimizer, down-adaptation, opset check) -> an ``onnx_ir.Model``.
 Variables become initializers named by their Keras weight paths (``dense/kernel``: the root
 model's own name is left out) or, for plain ``tf.Variable``\\ s, their names; one variable is one
 initializer however often it is read. Keras layers that have a layer primitive (a module export primitive
-registered with :func:`onnxport.module_exporter`: LSTM, GRU, Bidirectional, BatchNormalization,
+registered with :func:`onnxport.module_exporter`: LSTM, GRU, SimpleRNN, Bidirectional, BatchNormalization,
 LayerNormalization; :mod:`.layers`) are exported whole, from their weights: the
 ops their call traced need no primitives.
 """
