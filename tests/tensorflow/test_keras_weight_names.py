@@ -30,9 +30,11 @@ L = keras.layers
 def _keras_samples() -> list[tuple[str, object]]:
     """(id, sample) of every export sample whose callable is a Keras layer or model."""
     out: dict[str, object] = {}
-    for prim in onnxport.registry().exports("tensorflow"):
+    seen: set[int] = set()  # one sample shared by several primitives (MaxPool, MaxPool3D ...) once
+    for prim in sorted(onnxport.registry().exports("tensorflow"), key=lambda p: p.target):
         for i, s in enumerate(prim.samples):
-            if isinstance(s.fn, keras.layers.Layer):
+            if isinstance(s.fn, keras.layers.Layer) and id(s) not in seen:
+                seen.add(id(s))
                 out.setdefault(f"{prim.target}-{s.name or i}", s)
     for mod in (rnn, normalization):
         for kind, samples in mod.SAMPLES.items():
