@@ -33,7 +33,6 @@ from onnxport.errors import ConversionError, InputError, UnsupportedOpError
 
 from . import dilation as _dilation
 from . import layers as _layers
-from .keras_inputs import keras_call
 from .export_objects import (  # noqa: F401  (export_support reads them here too)
     _as_tensors,
     _closure_variables,
@@ -44,6 +43,7 @@ from .export_objects import (  # noqa: F401  (export_support reads them here too
     _traceable,
     variable_names,
 )
+from .keras_inputs import keras_call
 
 #: TF ops the walk handles itself (graph plumbing, no ONNX node).
 _PLUMBING = {"Placeholder", "Const", "NoOp", "ReadVariableOp", "Identity", "IdentityN", "StopGradient",
