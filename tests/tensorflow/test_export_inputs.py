@@ -123,3 +123,18 @@ def test_examples_that_fit_no_call_say_what_the_call_takes(make, examples, says)
         onnxport.export_model(make(), examples())
     for part in says:
         assert part in str(info.value)
+
+
+@pytest.mark.parametrize("make, call, names", [
+    (lambda: L.Attention(), lambda layer, q, v: layer([q, v]), ["inputs_0", "inputs_1"]),  # call(inputs, ..., flags)
+    (lambda: L.MultiHeadAttention(2, 2), lambda layer, q, v: layer(q, v), ["query", "value"]),  # call(query, value, key=None ...)
+])
+def test_keras_layers_given_two_tensors(make, call, names):
+    """A call whose later arguments are flags (``return_attention_scores=False``) takes several
+    tensors as one list; one whose later arguments default to None takes them positionally."""
+    layer = make()
+    q, v = rand(2, 3, 4, seed=1), rand(2, 5, 4, seed=2)
+    want = np.asarray(call(layer, q, v))
+    got_names, got = _ort(onnxport.export_model(layer, (q, v)), [q, v])
+    assert got_names == names
+    np.testing.assert_allclose(got[0], want, rtol=1e-5, atol=1e-6)

@@ -8,7 +8,9 @@ torch user as ``model(a, b)``; both forms are taken, and so are ``([a, b],)`` an
   ``[a, b]``) or as a dict keyed by input name; the model is called with its own input structure
   (list or dict);
 - any other model or layer (subclassed): the examples are its ``call``'s positional arguments
-  when their count fits (``call(self, x, y)`` given ``(a, b)``); several plain tensors given to a
+  when their count fits (``call(self, x, y)`` given ``(a, b)``; the arguments counted are the
+  leading ones that are required or default to None, a flag such as
+  ``return_attention_scores=False`` ends them); several plain tensors given to a
   ``call`` that takes one argument are passed as one list (``call(self, inputs)`` given
   ``(a, b)``); an example that is itself a list, tuple or dict is passed as that structure.
 
@@ -136,7 +138,13 @@ def _signature(obj: Any) -> tuple[list[inspect.Parameter], bool, str]:
     except (TypeError, ValueError):
         return [], True, "call(*args)"
     params = list(sig.parameters.values())
-    pos = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name not in _KEYWORDS]
+    pos = []
+    for p in params:  # the leading tensor arguments: required, or defaulting to None (a flag ends them)
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) or p.name in _KEYWORDS:
+            continue
+        if p.default is not p.empty and p.default is not None:
+            break
+        pos.append(p)
     var = any(p.kind == p.VAR_POSITIONAL for p in params)
     return pos, var, f"call{sig}"
 
