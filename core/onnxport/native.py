@@ -185,6 +185,10 @@ def _ort_runner(model: ir.Model) -> Any:
 
 
 def _run_native(be: Any, native: Any, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """Call a reloaded native object on numpy inputs (converted with the backend's ``from_numpy``)."""
+    """Call a reloaded native object on numpy inputs (converted with the backend's ``from_numpy``),
+    through the backend's ``run_native`` where it has one (it calls objects as its exporter does:
+    a multi-input Keras model with one list)."""
     args = [be.from_numpy(x) for x in inputs]
-    return _to_numpy(be, native(*args))
+    run = getattr(be, "run_native", None)
+    outs = run(native, tuple(args), {}) if run is not None else None
+    return [np.asarray(o) for o in outs] if outs is not None else _to_numpy(be, native(*args))

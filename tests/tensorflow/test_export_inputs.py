@@ -117,7 +117,8 @@ def test_exported_functional_model_runs_at_another_batch():
     (lambda: _TwoArgs(), lambda: (rand(2, 4),), ["call(x, y, training=None)"]),
     (lambda: _TwoArgs(), lambda: (rand(2, 4),) * 3, ["call(x, y, training=None)"]),
     (lambda: _TwoArgs(), lambda: ([rand(2, 4), rand(2, 4)],), ["call(x, y, training=None)"]),
-])
+], ids=["functional_one_of_two", "functional_three_of_two", "functional_unknown_key", "two_args_one",
+        "two_args_three", "two_args_as_list"])
 def test_examples_that_fit_no_call_say_what_the_call_takes(make, examples, says):
     with pytest.raises(InputError) as info:
         onnxport.export_model(make(), examples())
@@ -128,7 +129,7 @@ def test_examples_that_fit_no_call_say_what_the_call_takes(make, examples, says)
 @pytest.mark.parametrize("make, call, names", [
     (lambda: L.Attention(), lambda layer, q, v: layer([q, v]), ["inputs_0", "inputs_1"]),  # call(inputs, ..., flags)
     (lambda: L.MultiHeadAttention(2, 2), lambda layer, q, v: layer(q, v), ["query", "value"]),  # call(query, value, key=None ...)
-])
+], ids=["attention", "multi_head_attention"])
 def test_keras_layers_given_two_tensors(make, call, names):
     """A call whose later arguments are flags (``return_attention_scores=False``) takes several
     tensors as one list; one whose later arguments default to None takes them positionally."""
