@@ -139,3 +139,16 @@ def test_keras_layers_given_two_tensors(make, call, names):
     got_names, got = _ort(onnxport.export_model(layer, (q, v)), [q, v])
     assert got_names == names
     np.testing.assert_allclose(got[0], want, rtol=1e-5, atol=1e-6)
+
+
+def test_convert_of_a_two_input_keras_file_checks(tmp_path, capsys):
+    """``onnxport convert model.keras --check``: exported with one example per input, and the
+    Keras model called as the exporter calls it for the check."""
+    from onnxport import cli
+
+    _functional(2).save(tmp_path / "two.keras")
+    code = cli.main(["convert", str(tmp_path / "two.keras"), "-o", str(tmp_path / "two.onnx"), "--check"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    line = next(x for x in out.splitlines() if x.startswith("check:"))
+    assert float(line.rsplit(":", 1)[1]) < 1e-5
