@@ -108,3 +108,23 @@ def test_the_check_fails_on_a_lost_name():
     exported.graph.initializers["d/kernel"].name = "renamed"
     with pytest.raises(AssertionError, match="d/kernel"):
         check_keras_names(model, exported, {}, reimport=False)
+
+
+def test_bidirectional_gru_from_a_keras_saved_model_keeps_its_paths(tmp_path):
+    """``model.export`` (a SavedModel) read back and exported from its ``serve`` endpoint: no Keras
+    layer to record, the backward GRU traced op by op (its ReverseV2 a Slice with step -1), every
+    kernel under its saved variable path."""
+    import onnxruntime as ort
+
+    model = keras.Sequential([keras.Input((6, 3)), L.Bidirectional(L.GRU(4), name="bi")], name="net")
+    model.export(str(tmp_path / "saved"), verbose=False)
+    loaded = tf.saved_model.load(str(tmp_path / "saved"))
+    x = _rand(2, 6, 3)
+    exported = onnxport.export_model(loaded.serve, (x,))
+    paths = [f"net/{p}" for p in expected_paths(model, {})]
+    assert len(paths) == 6 and all(p in exported.graph.initializers for p in paths)
+    sess = ort.InferenceSession(ir.serde.serialize_model(exported).SerializeToString(),
+                                providers=["CPUExecutionProvider"])
+    for batch in (x, _rand(3, 6, 3)):
+        np.testing.assert_allclose(sess.run(None, {sess.get_inputs()[0].name: batch})[0], np.asarray(model(batch)),
+                                   rtol=1e-4, atol=1e-5)
