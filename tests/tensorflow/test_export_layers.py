@@ -48,11 +48,11 @@ def test_layer_primitive_sample(kind, sample):
 def test_layer_primitives_are_module_export_primitives():
     reg = onnxport.plugin.registry()
     keys = {p.key for p in reg.module_exports("tensorflow")}
-    for cls in (keras.layers.LSTM, keras.layers.GRU, keras.layers.Bidirectional, keras.layers.BatchNormalization,
-                keras.layers.LayerNormalization):
+    for cls in (keras.layers.LSTM, keras.layers.GRU, keras.layers.SimpleRNN, keras.layers.Bidirectional,
+                keras.layers.BatchNormalization, keras.layers.LayerNormalization):
         assert reg.find_module_export("tensorflow", cls) is not None
         assert not any(p.target.startswith("keras.layers.") for p in reg.exports("tensorflow"))
-    assert len(keys) == 5
+    assert len(keys) == 6
     with pytest.raises(RegistryError, match="duplicate module export primitive"):
         reg.add_module_export("tensorflow", keras.layers.LSTM, lambda g, layer, x: x)
 

@@ -16,6 +16,7 @@ from onnxport.exporting import pipeline as _export
 from onnxport.plugin.backend import Exporter
 
 from .exporter import _LAYOUT_KEY, _is_concrete, _is_keras, _traceable, export_model, variable_names  # noqa: F401
+from .keras_inputs import keras_call
 
 
 class ExportSupport(Exporter):
@@ -53,8 +54,13 @@ class ExportSupport(Exporter):
 
     @staticmethod
     def run_native(fn: Callable, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[np.ndarray]:
-        """The tensor leaves of ``fn``'s output (Keras layers with ``training=False``)."""
-        out = fn(*args, training=False, **kwargs) if _is_keras(fn) else fn(*args, **kwargs)
+        """The tensor leaves of ``fn``'s output (Keras layers with ``training=False``, called with the
+        inputs in the form the exporter calls them: ``model([a, b])`` for a two-input functional model)."""
+        if _is_keras(fn) and not kwargs:
+            call = keras_call(fn, tuple(args))
+            out = fn(*call.pack(call.flat), training=False)
+        else:
+            out = fn(*args, training=False, **kwargs) if _is_keras(fn) else fn(*args, **kwargs)
         return [np.asarray(t) for t in tf.nest.flatten(out)]
 
     @staticmethod

@@ -21,7 +21,7 @@ import onnx_ir as ir
 from .. import api, progress
 from ..errors import BackendNotFoundError, InputError
 from ..ir import io as _io
-from ..plugin.backend import Backend
+from ..plugin.backend import Backend, Exporter
 
 
 @dataclasses.dataclass
@@ -183,6 +183,9 @@ def _ort_runner(model: ir.Model) -> Any:
 
 
 def _run_native(be: Backend, native: Any, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """Call a reloaded native object on numpy inputs (converted with the backend's ``from_numpy``)."""
+    """Call a reloaded native object on numpy inputs (converted with the backend's ``from_numpy``),
+    through the backend's ``run_native`` where it has one (it calls objects as its exporter does:
+    a multi-input Keras model with one list)."""
     args = [be.from_numpy(x) for x in inputs]
-    return _to_numpy(be, native(*args))
+    outs = be.run_native(native, tuple(args), {}) if isinstance(be, Exporter) else None
+    return [np.asarray(o) for o in outs] if outs is not None else _to_numpy(be, native(*args))
