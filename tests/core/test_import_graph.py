@@ -22,7 +22,8 @@ PACKAGES += [ROOT / "core" / "onnxport", ROOT / "opsets" / "onnxport_opsets", RO
 #: layers of one rank (a tuple) import nothing from each other. ``onnxport`` itself (the package
 #: ``__init__``) and ``onnxport._moved`` (the old module paths) sit above them all.
 LAYERS: list[tuple[str, ...]] = [
-    ("onnxport.errors", "onnxport.progress", "onnxport.optional", "onnxport._version"),
+    ("onnxport.errors", "onnxport.progress", "onnxport._version"),
+    ("onnxport.optional",),
     ("onnxport.ir",),
     ("onnxport.plugin",),
     ("onnxport.opmath",),
