@@ -32,6 +32,13 @@ def rotary_embedding(ctx, x, position_ids, cos_cache, sin_cache, *, interleaved=
         pos = jnp.broadcast_to(pos[None, :], (batch, seq))
     else:
         pos = position_ids
+    y = rotate(xh, pos, cos_cache, sin_cache, rdim, interleaved)
+    return y if four else jnp.reshape(jnp.swapaxes(y, 1, 2), x.shape)
+
+
+def rotate(xh, pos, cos_cache, sin_cache, rdim, interleaved):
+    """Rotate the first ``rdim`` values of each head of ``xh`` (B, N, S, H) by the cache angles at
+    positions ``pos`` (B, S): the halves, or adjacent pairs when ``interleaved``."""
     cos = jnp.take(cos_cache, pos, axis=0)[:, None]  # (B, 1, S, rdim/2)
     sin = jnp.take(sin_cache, pos, axis=0)[:, None]
     rot = xh[..., :rdim]
@@ -41,5 +48,4 @@ def rotary_embedding(ctx, x, position_ids, cos_cache, sin_cache, *, interleaved=
     else:
         x1, x2 = rot[..., : rdim // 2], rot[..., rdim // 2:]
         out = jnp.concatenate((x1 * cos - x2 * sin, x2 * cos + x1 * sin), axis=-1)
-    y = jnp.concatenate((out, xh[..., rdim:]), axis=-1) if rdim < head_size else out
-    return y if four else jnp.reshape(jnp.swapaxes(y, 1, 2), x.shape)
+    return jnp.concatenate((out, xh[..., rdim:]), axis=-1) if rdim < xh.shape[-1] else out

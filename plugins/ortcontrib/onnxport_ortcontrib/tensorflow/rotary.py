@@ -38,6 +38,13 @@ def rotary_embedding(ctx, x, position_ids, cos_cache, sin_cache, *, interleaved=
         pos = tf.broadcast_to(pos[None, :], tf.stack([batch, seq]))
     else:
         pos = position_ids
+    y = rotate(xh, pos, cos_cache, sin_cache, rdim, interleaved)
+    return y if four else tf.reshape(tf.transpose(y, [0, 2, 1, 3]), dims)
+
+
+def rotate(xh, pos, cos_cache, sin_cache, rdim, interleaved):
+    """Rotate the first ``rdim`` values of each head of ``xh`` (B, N, S, H) by the cache angles at
+    positions ``pos`` (B, S): the halves, or adjacent pairs when ``interleaved``."""
     cos = tf.gather(cos_cache, pos)[:, None]  # (B, 1, S, rdim/2)
     sin = tf.gather(sin_cache, pos)[:, None]
     rot = xh[..., :rdim]
@@ -47,5 +54,4 @@ def rotary_embedding(ctx, x, position_ids, cos_cache, sin_cache, *, interleaved=
     else:
         x1, x2 = rot[..., : rdim // 2], rot[..., rdim // 2:]
         out = tf.concat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), axis=-1)
-    y = tf.concat((out, xh[..., rdim:]), axis=-1) if rdim < head_size else out
-    return y if four else tf.reshape(tf.transpose(y, [0, 2, 1, 3]), dims)
+    return tf.concat((out, xh[..., rdim:]), axis=-1) if rdim < xh.shape[-1] else out

@@ -32,6 +32,13 @@ def rotary_embedding(ctx, x, position_ids, cos_cache, sin_cache, *, interleaved=
         pos = pos[None, :].expand(batch, seq)
     else:
         pos = position_ids.long()
+    y = rotate(xh, pos, cos_cache, sin_cache, rdim, interleaved)
+    return y if four else y.transpose(1, 2).reshape(x.shape)
+
+
+def rotate(xh, pos, cos_cache, sin_cache, rdim, interleaved):
+    """Rotate the first ``rdim`` values of each head of ``xh`` (B, N, S, H) by the cache angles at
+    positions ``pos`` (B, S): the halves, or adjacent pairs when ``interleaved``."""
     cos = cos_cache[pos][:, None]  # (B, 1, S, rdim/2)
     sin = sin_cache[pos][:, None]
     rot = xh[..., :rdim]
@@ -41,5 +48,4 @@ def rotary_embedding(ctx, x, position_ids, cos_cache, sin_cache, *, interleaved=
     else:
         x1, x2 = rot[..., : rdim // 2], rot[..., rdim // 2:]
         out = torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
-    y = torch.cat((out, xh[..., rdim:]), dim=-1) if rdim < head_size else out
-    return y if four else y.transpose(1, 2).reshape(x.shape)
+    return torch.cat((out, xh[..., rdim:]), dim=-1) if rdim < xh.shape[-1] else out
