@@ -83,3 +83,19 @@ def rotary_heads(shape: tuple, cos_shape: tuple, num_heads: int, rotary_dim: int
         raise ValueError(f"RotaryEmbedding rotary dim {rdim} must be even, at most the head size {head_size}, "
                          f"and twice cos_cache's last dim {cos_shape[1]}")
     return heads, head_size, rdim
+
+
+def gather_block_layout(data_shape: tuple, packed: bool, bits: int, block_size: int, gather_axis: int,
+                        quantize_axis: int) -> tuple[int, int]:
+    """Normalised ``(gather_axis, quantize_axis)`` of GatherBlockQuantized; uint8 data (``packed``)
+    holds ``8 // bits`` values per byte along its last axis, gathers along axis 0 and quantizes
+    along the last, as onnxruntime requires."""
+    rank = len(data_shape)
+    if bits not in (4, 8) or (bits == 8 and not packed):
+        raise ValueError(f"GatherBlockQuantized bits={bits}: 4 (uint8, int4, uint4 data) or 8 (uint8 data)")
+    if block_size < 16 or block_size & (block_size - 1):
+        raise ValueError(f"GatherBlockQuantized block_size {block_size} must be a power of 2 and at least 16")
+    ga, qa = gather_axis % rank, quantize_axis % rank
+    if packed and (ga != 0 or qa != rank - 1):
+        raise ValueError("GatherBlockQuantized on uint8 data gathers along axis 0 and quantizes along the last axis")
+    return ga, qa
