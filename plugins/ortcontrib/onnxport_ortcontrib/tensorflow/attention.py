@@ -25,22 +25,21 @@ def _heads(x, n):
 def _key_mask(ctx, mask, batch, q_len, total):
     """onnxruntime's mask forms -> a bool tensor broadcasting to (B, 1, S, T), True = masked:
     1-D (B) valid lengths; 1-D (2B) ends then starts; 2-D (B, T) and 3-D (B, S, T) raw masks
-    (0 = masked). ``batch``: the static batch size (a 1-D mask's form depends on it)."""
+    (0 = masked). ``batch``: the batch size (a tensor where it is only known at run time)."""
     mask = tf.convert_to_tensor(mask)
     keys = tf.range(total, dtype=tf.int64)
     rank = len(mask.shape)
-    if rank == 1 and batch is not None and mask.shape[0] in (batch, 2 * batch):
+    if rank == 1:  # (B) or (2B): which one is known when the batch size is
         m = tf.cast(mask, tf.int64)
-        if mask.shape[0] == batch:
-            return (keys[None, :] >= m[:, None])[:, None, None, :]
-        end, start = m[:batch], m[batch:]
+        end = m[:batch]
+        start = tf.cond(tf.shape(m)[0] > batch, lambda: m[batch:2 * batch], lambda: tf.zeros_like(end))
         return ((keys[None, :] >= end[:, None]) | (keys[None, :] < start[:, None]))[:, None, None, :]
     if rank == 2:
         return tf.equal(mask, 0)[:, None, None, :]
     if rank == 3:
         return tf.equal(mask, 0)[:, None]
     raise ctx.error(f"mask of shape {tuple(mask.shape)} is none of onnxruntime's forms (B), (2B), (B, T), "
-                    "(B, S, T) (a 1-D mask needs a static batch size)")
+                    "(B, S, T)")
 
 
 def _attend(q, k, v, *, scale, masked, filter_value, causal, bias):
@@ -88,7 +87,7 @@ def attention(ctx, x, weights, bias=None, mask_index=None, past=None, attention_
     if past is not None:
         k = tf.concat((past[0], k), axis=2)
         v = tf.concat((past[1], v), axis=2)
-    masked = None if mask_index is None else _key_mask(ctx, mask_index, x.shape[0], None, tf.shape(k)[2])
+    masked = None if mask_index is None else _key_mask(ctx, mask_index, tf.shape(x)[0], None, tf.shape(k)[2])
     y = _attend(q, k, v, scale=scale or 1.0 / math.sqrt(dq // num_heads), masked=masked,
                 filter_value=mask_filter_value, causal=bool(unidirectional), bias=attention_bias)
     out = _merge(y, x.dtype)
@@ -125,7 +124,7 @@ def multi_head_attention(ctx, query, key=None, value=None, bias=None, key_paddin
     if past_key is not None and past_value is not None:
         k = tf.concat((past_key, k), axis=2)
         v = tf.concat((past_value, v), axis=2)
-    masked = None if key_padding_mask is None else _key_mask(ctx, key_padding_mask, query.shape[0], None,
+    masked = None if key_padding_mask is None else _key_mask(ctx, key_padding_mask, tf.shape(query)[0], None,
                                                                tf.shape(k)[2])
     y = _attend(q, k, v, scale=scale or 1.0 / math.sqrt(dq // num_heads), masked=masked,
                 filter_value=mask_filter_value, causal=bool(unidirectional), bias=attention_bias)
