@@ -11,14 +11,13 @@ import warnings
 import numpy as np
 import onnx
 import pytest
+import torch
+import transformers
+from onnxruntime.transformers import optimizer
 
 import onnxport
 from onnxport_testkit.compare import compare_outputs
 from onnxport_testkit.reference import run_onnxruntime
-
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-optimizer = pytest.importorskip("onnxruntime.transformers.optimizer")
 
 BACKENDS = ("torch", "jax", "tensorflow")
 
