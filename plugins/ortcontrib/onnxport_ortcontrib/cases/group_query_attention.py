@@ -54,6 +54,10 @@ def group_query_attention_cases():
         out.append(case(f"decode_shared_buffer_{k}", step, attrs, num_outputs=3))
         out.append(case(f"decode_rotary_window_{k}", [*step, cos, sin],
                         {**attrs, "do_rotary": 1, "local_window_size": 3, "softcap": 5.0}, num_outputs=3))
+        out.append(case(f"decode_position_ids_{k}", [*step, cos, sin, np.array([[9], [2]], np.int64)],
+                        {**attrs, "do_rotary": 1}, num_outputs=3))
+        sink = normal(g, (_N,), t)
+        out.append(case(f"prompt_head_sink_{k}", [*prompt, None, None, None, None, sink], attrs, num_outputs=3))
         # past without spare room: present grows to total_sequence_length
         p = 4
         step2 = [q1, k1, v1, pk[:, :, :p], pv[:, :, :p], np.full((b,), p, np.int32), np.array(p + 1, np.int32)]
