@@ -99,3 +99,7 @@ def gather_block_layout(data_shape: tuple, packed: bool, bits: int, block_size: 
     if packed and (ga != 0 or qa != rank - 1):
         raise ValueError("GatherBlockQuantized on uint8 data gathers along axis 0 and quantizes along the last axis")
     return ga, qa
+
+
+#: DynamicQuantizeMatMul quantizes A to uint8 over this range of integers
+DYNAMIC_QMAX = 255.0
