@@ -68,7 +68,7 @@ class NumpyBackend(Backend, Exporter):
         opts = export.ExportOptions.from_kwargs(options)
         g = Builder(export.choose_opset(opts.opset), name="numpy")
         xs = [g.input(f"x{i}", ir.DataType.FLOAT, list(np.shape(x))) for i, x in enumerate(example_inputs)]
-        prim = onnxport.plugin.registry().find_export(self.name, f"numpy.{obj.op}")
+        prim = onnxport.registry().find_export(self.name, f"numpy.{obj.op}")
         with g.scope(obj.op, export.scope_metadata([""], ["Traced"])):
             g.output(prim.fn(g, *xs), "y")
         return export.finish(g.model(producer="onnxport-numpy"), opts, backend=self.name, targets=[prim.target])

@@ -203,3 +203,12 @@ def test_new_plugin_refuses_a_non_empty_folder_and_bad_names(capsys, tmp_path) -
     assert code == 1 and "plugin name" in err
     code, _, err = run(capsys, "new-op", "Relu", "--into", str(tmp_path / "nowhere"))
     assert code == 1 and "no plugin folder" in err
+
+
+def test_ops_domain_filter(capsys) -> None:
+    code, out, _ = run(capsys, "ops", "--backend", "torch", "--domain", "ai.onnx")
+    lines = out.splitlines()[:-1]
+    assert code == 0 and lines and all("::" not in line.split()[2] for line in lines)
+    assert all(line.split()[1] == "import" for line in lines)
+    code, out, _ = run(capsys, "ops", "--backend", "torch", "--domain", "com.nowhere")
+    assert code == 0 and "no primitives registered in backend 'torch' in domain 'com.nowhere'" in out

@@ -110,7 +110,7 @@ def test_check_opset_checks_each_nodes_form_against_the_target_schema():
 
 
 def test_down_adapters_come_from_the_registry():
-    reg = onnxport.plugin.registry()
+    reg = onnxport.registry()
     assert {r.op_type for r in reg.down_adapters()} >= {"ReduceMean", "LayerNormalization", "Gelu"}
     empty = Registry()
     model, _ = _reduce_model(13)

@@ -104,7 +104,7 @@ def test_primitive_for_a_backend_not_installed_is_refused():
 
 
 def test_installed_registry_is_consistent():
-    reg = onnxport.plugin.registry()
+    reg = onnxport.registry()
     reg.check_backends()
     if "torch" in reg.backends:
         keys = [p.key for p in reg.module_exports("torch")]

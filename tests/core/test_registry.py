@@ -139,7 +139,7 @@ def test_misspelt_hook_name_is_refused():
 
 
 def test_core_defaults_register_through_the_same_hook():
-    reg = onnxport.plugin.registry()
+    reg = onnxport.registry()
     assert "onnxport.defaults" in reg.plugins
     assert reg.adapter("", "Squeeze", 11) is not None
 
@@ -221,13 +221,13 @@ def test_lazy_discovery_stays_loud(tmp_path, monkeypatch):
 
 
 def test_first_registry_use_imports_no_framework():
-    """``onnxport.plugin.registry()`` names the installed backends without importing a framework or a
+    """``onnxport.registry()`` names the installed backends without importing a framework or a
     primitive module; using one backend imports that backend's primitives only."""
     import subprocess
 
     code = (
         "import sys, onnxport\n"
-        "reg = onnxport.plugin.registry(); names = onnxport.backends()\n"
+        "reg = onnxport.registry(); names = onnxport.backends()\n"
         "heavy = [m for m in sys.modules if m.split('.')[0] in ('torch', 'jax', 'tensorflow', 'keras')"
         " or '.ops.' in m]\n"
         "assert not heavy, heavy[:10]\n"
@@ -243,3 +243,35 @@ def test_first_registry_use_imports_no_framework():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.startswith("ok")
+
+
+def test_extension_registers_a_default_domain_op_onnx_lacks():
+    """A runtime's addition to the default domain (onnxruntime's SimplifiedLayerNormalization)
+    registers with extension=True only, and only for an op onnx.defs does not define."""
+    reg = Registry()
+    with pytest.raises(RegistryError, match="extension=True"):
+        reg.add_import("b", "SimplifiedLayerNormalization", _noop, since=1)
+    reg.add_import("b", "SimplifiedLayerNormalization", _noop, since=1, extension=True)
+    prim = reg.find_import("b", "", "SimplifiedLayerNormalization", 21)
+    assert prim is not None and prim.extension
+    with pytest.raises(RegistryError, match="ONNX defines it"):
+        reg.add_import("b", "Relu", _noop, since=14, extension=True)
+
+
+def test_trylast_registration_sees_every_backend():
+    """A domain plugin's ``@hookimpl(trylast=True)`` hook runs after the backends' hooks."""
+    seen: list[list[str]] = []
+    late, early = types.ModuleType("late_plugin"), types.ModuleType("early_backend")
+
+    @onnxport.hookimpl(trylast=True)
+    def late_register(registrar):
+        seen.append(list(registrar.backends))
+
+    @onnxport.hookimpl
+    def early_register(registrar):
+        registrar.add_backend("fakeb", lambda: None)
+
+    late.onnxport_register, early.onnxport_register = late_register, early_register
+    pm = plugins.make_manager(extra_plugins=[late, early], entry_points=False)
+    plugins.build_registry(pm)
+    assert seen and "fakeb" in seen[0]

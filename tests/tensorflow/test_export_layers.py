@@ -46,7 +46,7 @@ def test_layer_primitive_sample(kind, sample):
 
 
 def test_layer_primitives_are_module_export_primitives():
-    reg = onnxport.plugin.registry()
+    reg = onnxport.registry()
     keys = {p.key for p in reg.module_exports("tensorflow")}
     for cls in (keras.layers.LSTM, keras.layers.GRU, keras.layers.SimpleRNN, keras.layers.Bidirectional,
                 keras.layers.BatchNormalization, keras.layers.LayerNormalization):

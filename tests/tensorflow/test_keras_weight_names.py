@@ -31,7 +31,7 @@ def _keras_samples() -> list[tuple[str, object]]:
     """(id, sample) of every export sample whose callable is a Keras layer or model."""
     out: dict[str, object] = {}
     seen: set[int] = set()  # one sample shared by several primitives (MaxPool, MaxPool3D ...) once
-    for prim in sorted(onnxport.plugin.registry().exports("tensorflow"), key=lambda p: p.target):
+    for prim in sorted(onnxport.registry().exports("tensorflow"), key=lambda p: p.target):
         for i, s in enumerate(prim.samples):
             if isinstance(s.fn, keras.layers.Layer) and id(s) not in seen:
                 seen.add(id(s))

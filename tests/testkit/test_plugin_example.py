@@ -29,7 +29,7 @@ def example_installed(monkeypatch):
 def test_entry_point_registers_the_custom_op(example_installed) -> None:
     import onnxport
 
-    reg = onnxport.plugin.registry()
+    reg = onnxport.registry()
     assert "example" in reg.plugins
     prim = reg.find_import("torch", "com.example", "ScaledTanh", 1)
     assert prim is not None and prim.source == "onnxport_example.ops.scaled_tanh.scaled_tanh"

@@ -65,7 +65,7 @@ class ExportSupport(Exporter):
         """The sample traced one of the JAX primitives its export function is registered for."""
         import onnxport
 
-        targets = {p.target for p in onnxport.plugin.registry().exports("jax") if p.fn is prim.fn}
+        targets = {p.target for p in onnxport.registry().exports("jax") if p.fn is prim.fn}
         traced = model.meta.get("onnxport.jax.targets", [])
         lo = layers.min_opset(prim.target)
         if lo is not None and model.opset_imports.get("", 0) < lo:

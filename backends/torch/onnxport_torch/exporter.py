@@ -272,7 +272,7 @@ class ExportSupport(Exporter):
 
     def check_exported_sample(self, prim: Any, sample: Any, model: ir.Model) -> None:
         """The sample traced one of the ATen ops its primitive function is registered for."""
-        targets = {p.target for p in onnxport.plugin.registry().exports(self.name) if p.fn is prim.fn}
+        targets = {p.target for p in onnxport.registry().exports(self.name) if p.fn is prim.fn}
         traced = model.meta.get(_export.targets_key(self.name), [])
         assert targets & set(traced), f"the sample exercises none of {sorted(targets)}; traced: {traced}"
 

@@ -66,7 +66,11 @@ def _check_hook_names(pm: pluggy.PluginManager) -> None:
 def build_registry(pm: pluggy.PluginManager) -> Registry:
     """Run every plugin's ``onnxport_register`` into a fresh registry."""
     reg = Registry()
-    for impl in pm.hook.onnxport_register.get_hookimpls():
+    # ``@hookimpl(tryfirst=True)`` / ``(trylast=True)`` order the registrations (a domain plugin
+    # registers last, so it can ask which backends are installed); the others keep their order
+    impls = sorted(pm.hook.onnxport_register.get_hookimpls(),
+                   key=lambda i: 0 if i.tryfirst else 2 if i.trylast else 1)
+    for impl in impls:
         name = pm.get_name(impl.plugin) or repr(impl.plugin)
         try:
             impl.function(registrar=reg)

@@ -105,6 +105,9 @@ class ImportPrimitive:
     builder: Callable[..., Any] | None = None
     source: str = ""
     cases: tuple[ImportCase, ...] = ()
+    #: an op that onnx.defs does not define, added to a standard domain by a plugin
+    #: (onnxruntime's ``SimplifiedLayerNormalization`` in the default domain)
+    extension: bool = False
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -190,21 +193,25 @@ class _ImportDecl:
     since: int
     domain: str
     cases: tuple[ImportCase, ...] = ()
+    extension: bool = False
 
 
 def importer(
-    op_type: str, *, since: int, domain: str = "", cases: Sequence[ImportCase] = ()
+    op_type: str, *, since: int, domain: str = "", cases: Sequence[ImportCase] = (), extension: bool = False
 ) -> Callable[[Callable], Callable]:
     """Mark a function as the import primitive of ``op_type`` in its form at ``since``.
 
     Stack the decorator to let one function serve a small family of ops (it reads
-    ``ctx.op_type``). ``cases`` are extra test cases for the testkit. The function gets a ``module_builder`` decorator attribute: a builder
+    ``ctx.op_type``). ``cases`` are extra test cases for the testkit. ``extension=True`` declares
+    an op that ``onnx.defs`` does not define in a standard domain (a runtime's addition that files
+    use there, such as onnxruntime's ``SimplifiedLayerNormalization`` in the default domain): it is
+    registered although ONNX lacks it, and is refused if ONNX does define it. The function gets a ``module_builder`` decorator attribute: a builder
     returns ``(module, runtime_input_indices)`` or None to choose a native layer at import time.
     """
 
     def mark(fn: Callable) -> Callable:
         decls = list(getattr(fn, _IMPORT_MARK, []))
-        decls.append(_ImportDecl(op_type, since, _spec.normalize_domain(domain), tuple(cases)))
+        decls.append(_ImportDecl(op_type, since, _spec.normalize_domain(domain), tuple(cases), extension))
         setattr(fn, _IMPORT_MARK, decls)
         if not hasattr(fn, "module_builder"):
 
@@ -378,7 +385,10 @@ class Registry:
         domain: str = "",
         builder: Callable | None = None,
         cases: Sequence[ImportCase] = (),
+        extension: bool = False,
     ) -> None:
+        """Register ``fn`` as ``backend``'s import primitive of ``domain::op_type`` at ``since``
+        (``extension``: an op onnx.defs does not define in a standard domain, see :func:`importer`)."""
         domain = _spec.normalize_domain(domain)
         table = self._imports.setdefault(backend, {})
         key = (domain, op_type, since)
@@ -388,8 +398,9 @@ class Registry:
                 f"duplicate import primitive for {domain or 'ai.onnx'}::{op_type} since {since} "
                 f"in backend {backend!r}: {old.source} and {_source(fn)}{_plugin(fn)}"
             )
-        _check_defined(op_type, since, domain, fn)
-        table[key] = ImportPrimitive(backend, domain, op_type, since, fn, builder, _source(fn), tuple(cases))
+        _check_defined(op_type, since, domain, fn, extension)
+        table[key] = ImportPrimitive(backend, domain, op_type, since, fn, builder, _source(fn), tuple(cases),
+                                     extension)
         self._found.clear()
 
     def add_layout_variant(self, backend: str, op_type: str, fn: Callable, *, since: int,
@@ -551,6 +562,7 @@ class Registry:
                         domain=decl.domain,
                         builder=getattr(obj, "__onnxport_builder__", None),
                         cases=decl.cases,
+                        extension=decl.extension,
                     )
                     count += 1
                     for form, variant in getattr(obj, _LAYOUT_MARK, []):
@@ -660,14 +672,23 @@ Registrar = Registry
 STANDARD_DOMAINS = frozenset({"", "ai.onnx.ml", "ai.onnx.preview", "ai.onnx.preview.training"})
 
 
-def _check_defined(op_type: str, since: int, domain: str, fn: Callable) -> None:
-    """Raise unless ``onnx.defs`` defines a standard-domain op at ``since`` (custom domains pass)."""
+def _check_defined(op_type: str, since: int, domain: str, fn: Callable, extension: bool = False) -> None:
+    """Raise unless ``onnx.defs`` defines a standard-domain op at ``since`` (custom domains pass);
+    an ``extension`` must be an op that ``onnx.defs`` does not define."""
     if domain in STANDARD_DOMAINS:
         vs = _spec.versions(op_type, domain)
+        if extension:
+            if vs:
+                raise RegistryError(
+                    f"{_source(fn)} registers {domain or 'ai.onnx'}::{op_type} as an extension, but ONNX "
+                    f"defines it (versions {list(vs)}): register it without extension=True{_plugin(fn)}"
+                )
+            return
         if not vs:
             raise RegistryError(
                 f"{_source(fn)} registers {domain or 'ai.onnx'}::{op_type}, which onnx.defs does not "
-                f"define (a custom op needs its own domain){_plugin(fn)}"
+                f"define (a custom op needs its own domain; a runtime's addition to this domain that files use "
+                f"is registered with extension=True){_plugin(fn)}"
             )
         if since not in vs:
             raise RegistryError(

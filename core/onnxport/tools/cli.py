@@ -124,21 +124,25 @@ def cmd_ops(args: argparse.Namespace) -> int:
     for b in backends:
         api.get_backend(b)
     rows = []
+    domain = None if args.domain is None else _spec.normalize_domain(args.domain)
     if args.direction in (None, "import"):
         for b in backends:
             for p in reg.imports(b):
+                if domain is not None and p.domain != domain:
+                    continue
                 name = f"{p.domain + '::' if p.domain else ''}{p.op_type}"
                 first = _spec.versions(p.op_type, p.domain)[:1] if not p.domain else ()
                 covers = f"opset {first[0]}+ (adapted)" if first and first[0] < p.since else f"opset {p.since}+"
                 rows.append((b, "import", name, f"since {p.since}", covers, p.source))
-    if args.direction in (None, "export"):
+    if args.direction in (None, "export") and domain is None:
         for b in backends:
             for p in reg.exports(b):
                 emits = sorted({op for s in p.samples for op in s.emits})
                 rows.append((b, "export", p.target, f"{len(p.samples)} sample(s)",
                              "emits " + (",".join(emits) or "?"), p.source))
     if not rows:
-        _out("no primitives registered" + (f" in backend {args.backend!r}" if args.backend else ""))
+        _out("no primitives registered" + (f" in backend {args.backend!r}" if args.backend else "")
+             + (f" in domain {domain or 'ai.onnx'!r}" if domain is not None else ""))
         return 0
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     for r in rows:
@@ -300,6 +304,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("ops", help="registered primitives, their versions and source")
     s.add_argument("--backend")
     s.add_argument("--direction", choices=["import", "export"])
+    s.add_argument("--domain", help="only import primitives of this op domain ('ai.onnx' or '' for the default, "
+                                    "'com.microsoft' ...)")
     s.set_defaults(func=cmd_ops)
 
     s = sub.add_parser("check", help="run a model in a backend and in onnxruntime and compare")

@@ -178,8 +178,9 @@ def _import_ops(r: dict[str, Any]) -> tuple[list[str], dict[str, int]]:
 
 
 def _row_version(op: str, version: int | None) -> int | None:
-    """The version a result counts for: an ai.onnx op's since_version; 0 for every other domain."""
-    if "::" in op:
+    """The version a result counts for: an ai.onnx op's since_version; 0 for every other domain
+    and for an op a plugin adds to the default domain that onnx.defs does not define."""
+    if "::" in op or not _spec.versions(op):
         return 0
     return version
 
@@ -303,15 +304,18 @@ def build(report: dict[str, Any], opsets: Iterable[int] | None = None, source: s
             raise ReportError(f"opset {n} is outside 1..{newest} (onnx {report.get('onnx', '?')})")
     registered: dict[tuple[str, str], set[str]] = {}
     custom: set[str] = set()
+    extension: set[str] = set()  # default-domain ops onnx.defs lacks (a runtime's, from a plugin)
     for b, tables in registry.items():
         imp = {_label(p.get("domain", ""), p["op"]) for p in tables.get("import", [])}
         custom |= {op for op in imp if "::" in op and op.split("::")[0] not in ONNX_DOMAINS}
+        extension |= {op for op in imp if "::" not in op and not _spec.versions(op)}
         registered[(b, "import")] = imp
         registered[(b, "export")] = {op for p in tables.get("export", []) for op in p.get("emits", [])}
     covered = report.get("covered") or {}
     tally = _tally(report["results"])
     domain_rows = _domain_rows()
-    extra = {**domain_rows, **{op: "custom" for op in sorted(custom)}}
+    extra = {**domain_rows, **{op: "custom" for op in sorted(custom)},
+             **{op: "extension" for op in sorted(extension)}}
     rows: dict[str, tuple[str, dict[int, int]]] = {}
     cells: dict[tuple[str, int, str, str], Cell] = {}
     result: dict[int, OpsetCoverage] = {}

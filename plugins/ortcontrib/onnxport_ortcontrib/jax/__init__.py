@@ -1,0 +1,1 @@
+"""The contrib ops' JAX import primitives, one file per op family."""

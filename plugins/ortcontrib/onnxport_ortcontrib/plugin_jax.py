@@ -1,0 +1,12 @@
+"""The ortcontrib_jax entry point: the contrib ops for the jax backend."""
+
+from __future__ import annotations
+
+from onnxport import hookimpl
+
+from .plugin import register
+
+
+@hookimpl(trylast=True)
+def onnxport_register(registrar) -> None:
+    register(registrar, "jax")

@@ -1,0 +1,1 @@
+"""The contrib ops' TensorFlow import primitives, one file per op family."""

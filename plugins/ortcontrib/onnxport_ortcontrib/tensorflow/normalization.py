@@ -1,0 +1,96 @@
+"""SkipLayerNormalization, SkipSimplifiedLayerNormalization, EmbedLayerNormalization
+(com.microsoft) and SimplifiedLayerNormalization (onnxruntime's RMS normalization, which files
+put in the default domain) for TensorFlow."""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from onnxport import importer
+
+from .. import DOMAIN
+from ..cases import normalization as C
+from ..cases.normalization import TEST_TOLERANCES  # noqa: F401  (the testkit reads it here)
+from ._common import wide
+
+_STASH = {1: tf.float32, 10: tf.float16, 11: tf.float64, 16: tf.bfloat16}
+
+
+def _layer_norm(s, gamma, beta, epsilon):
+    """LayerNorm over the last axis of float32 ``s``: (y, mean, inv_std) with kept dims."""
+    mean = tf.reduce_mean(s, axis=-1, keepdims=True)
+    d = s - mean
+    inv = tf.math.rsqrt(tf.reduce_mean(d * d, axis=-1, keepdims=True) + tf.constant(epsilon, s.dtype))
+    y = d * inv * wide(gamma)
+    return (y if beta is None else y + wide(beta)), mean, inv
+
+
+def _outputs(ctx, y, mean, inv, total, dtype):
+    outs = (tf.cast(y, dtype), mean, inv, tf.cast(total, dtype))
+    return outs[0] if ctx.num_outputs == 1 else outs[: ctx.num_outputs]
+
+
+@importer("SkipLayerNormalization", since=1, domain=DOMAIN, cases=C.skip_layer_norm_cases())
+def skip_layer_normalization(ctx, x, skip, gamma, beta=None, bias=None, *, epsilon=1e-12):
+    """LayerNorm(x + skip + bias) * gamma + beta over the hidden axis; outputs: output, mean,
+    inv_std_var (float32, a trailing 1), input_skip_bias_sum."""
+    x = tf.convert_to_tensor(x)
+    s = wide(x) + wide(skip)
+    if bias is not None:
+        s = s + wide(bias)
+    y, mean, inv = _layer_norm(s, gamma, beta, epsilon)
+    return _outputs(ctx, y, tf.cast(mean, tf.float32), tf.cast(inv, tf.float32), s, x.dtype)
+
+
+@importer("SkipSimplifiedLayerNormalization", since=1, domain=DOMAIN, cases=C.skip_simplified_layer_norm_cases())
+def skip_simplified_layer_normalization(ctx, x, skip, gamma, bias=None, *, epsilon=1e-12):
+    """RMSNorm(x + skip + bias) * gamma; outputs: output, mean (zeros, as onnxruntime writes),
+    inv_std_var, input_skip_bias_sum."""
+    x = tf.convert_to_tensor(x)
+    s = wide(x) + wide(skip)
+    if bias is not None:
+        s = s + wide(bias)
+    inv = tf.math.rsqrt(tf.reduce_mean(s * s, axis=-1, keepdims=True) + tf.constant(epsilon, s.dtype))
+    y = s * inv * wide(gamma)
+    return _outputs(ctx, y, tf.zeros_like(inv, tf.float32), tf.cast(inv, tf.float32), s, x.dtype)
+
+
+@importer("SimplifiedLayerNormalization", since=1, domain="", extension=True, cases=C.simplified_layer_norm_cases())
+def simplified_layer_normalization(ctx, x, scale, *, axis=-1, epsilon=1e-5, stash_type=1):
+    """RMS normalization over dims ``axis..``: ``x / sqrt(mean(x^2) + epsilon) * scale``; outputs
+    Y and inv_std_var (in the ``stash_type`` float type, reduced dims kept)."""
+    stash = _STASH.get(int(stash_type))
+    if stash is None:
+        raise ctx.error(f"stash_type {stash_type} is not a floating type")
+    x = tf.convert_to_tensor(x)
+    rank = len(x.shape)
+    axis = axis % rank
+    s = tf.cast(x, stash) if stash.size >= x.dtype.size else x
+    inv = tf.math.rsqrt(tf.reduce_mean(s * s, axis=list(range(axis, rank)), keepdims=True)
+                        + tf.constant(epsilon, s.dtype))
+    y = tf.cast(s * inv, x.dtype) * tf.cast(scale, x.dtype)
+    return y if ctx.num_outputs == 1 else (y, tf.cast(inv, stash))
+
+
+@importer("EmbedLayerNormalization", since=1, domain=DOMAIN, cases=C.embed_layer_norm_cases())
+def embed_layer_normalization(ctx, input_ids, segment_ids, word_embedding, position_embedding,
+                              segment_embedding=None, gamma=None, beta=None, mask=None, position_ids=None, *,
+                              epsilon=1e-12, mask_index_type=1):
+    """LayerNorm(word[ids] + position[position_ids] + segment[segment_ids]) * gamma + beta;
+    outputs: output, mask_index (the mask's row sums, int32), embedding_sum."""
+    if gamma is None:
+        raise ctx.error("EmbedLayerNormalization needs gamma (input 5)")
+    input_ids = tf.convert_to_tensor(input_ids)
+    word_embedding = tf.convert_to_tensor(word_embedding)
+    if position_ids is None:
+        position_ids = tf.range(tf.shape(input_ids)[1])[None, :]
+    s = wide(tf.gather(word_embedding, input_ids)) + wide(tf.gather(position_embedding, position_ids))
+    if segment_ids is not None and segment_embedding is not None:
+        s = s + wide(tf.gather(segment_embedding, segment_ids))
+    y, _, _ = _layer_norm(s, gamma, beta, epsilon)
+    if mask is not None:
+        mask_index = tf.reduce_sum(tf.cast(mask, tf.int32), axis=1)
+    else:
+        mask_index = tf.zeros(tf.shape(input_ids)[:1], tf.int32)
+    outs = (tf.cast(y, word_embedding.dtype), mask_index, tf.cast(s, word_embedding.dtype))
+    return outs[0] if ctx.num_outputs == 1 else outs[: ctx.num_outputs]

@@ -1,0 +1,1 @@
+"""The contrib ops' torch import primitives, one file per op family."""
