@@ -27,6 +27,15 @@ from .context import DataDependentError
 MAX_SPECIALIZATIONS = 64
 
 
+class SettingInputError(InputError):
+    """An input that sets a value TensorFlow needs at trace time (axes, split sizes ...) is
+    symbolic: the model was called inside a ``tf.function`` with a traced value for it."""
+
+    # autograph re-raises an error from a user's tf.function as its own type only when the type
+    # takes the message alone (Exception's constructor): else it becomes a StagingError
+    __init__ = Exception.__init__
+
+
 def needed_values(step_inputs: list[ir.Value | None], args: list[Any], value: Any) -> list[ir.Value]:
     """The node inputs a :class:`DataDependentError` asked about: the one whose argument is
     ``value`` when the primitive named it, else every input that is not static."""
@@ -164,7 +173,7 @@ class Specializer:
             arr = _static_value(values[i])
             if arr is None:
                 spec = self._specs[i]
-                raise InputError(
+                raise SettingInputError(
                     f"input {spec['name']!r} must be a concrete value when the model is traced: it sets "
                     f"what TensorFlow needs at trace time ({self._cause.get(i, 'a shape or axis')[:300]}). "
                     "Call the model eagerly, or pass a constant (numpy array or eager tensor) for it "
