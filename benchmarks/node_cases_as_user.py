@@ -54,14 +54,19 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", default=None, help="write each case's result here")
     ap.add_argument("-k", default=None, help="only cases whose name contains this")
+    ap.add_argument("--backend", default="tensorflow",
+                    help="tensorflow: model(*inputs) read with .numpy(); another backend: its testkit "
+                         "run(model, inputs) (the user's call there too)")
     args = ap.parse_args(argv)
 
     import onnxport
-    from onnxport_tensorflow.expected_failures import EXPECTED_FAILURES
     from onnxport_testkit.cases import node_cases
-    from onnxport_testkit.runner import compare_with_reference, import_tolerances, missing_ops
+    from onnxport_testkit.failures import failure_table
+    from onnxport_testkit.runner import backend_object, compare_with_reference, import_tolerances, missing_ops
 
-    backend = "tensorflow"
+    backend = args.backend
+    be = backend_object(backend)
+    EXPECTED_FAILURES = failure_table(be)  # noqa: N806
     results: dict[str, dict[str, str]] = {}
     start = time.perf_counter()
     cases = [c for c in node_cases() if not missing_ops(backend, c.ops)]
@@ -72,7 +77,10 @@ def main(argv: list[str] | None = None) -> int:
             inputs, expected = case.data()
             model = onnxport.import_model(case.model, backend=backend)
             with np.errstate(all="ignore"):
-                actual = _outputs(model, model(*inputs))
+                if backend == "tensorflow":
+                    actual = _outputs(model, model(*inputs))
+                else:
+                    actual = list(be.run(model, inputs))
             compare_with_reference(case.model, inputs, expected, "case", actual,
                                    import_tolerances(backend, case.ops))
             results[case.name] = {"status": "pass"}
@@ -83,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     passed = sum(r["status"] == "pass" for r in results.values())
     listed = sum(r.get("expected_failure", False) for r in results.values())
     total = len(results)
-    print(f"{passed}/{total} node cases pass called as model(*inputs) ({100 * passed / max(total, 1):.1f}%); "
+    print(f"{backend}: {passed}/{total} node cases pass called as model(*inputs) ({100 * passed / max(total, 1):.1f}%); "
           f"{listed} of the failures are listed expected failures; {time.perf_counter() - start:.0f} s")
     by_kind = collections.Counter(r["error"] for r in results.values() if r["status"] == "fail")
     for kind, n in by_kind.most_common():

@@ -163,8 +163,8 @@ class TfModel(tf.Module):
                  seed: int | None, name: str | None = None):
         super().__init__(name=name or "onnx_model")
         self._impl = _Internals(program, var_values, static, info)
-        self._impl.settings = Specializer(program.graph, info["inputs"], lambda: self.input_signature,
-                                          self.forward, lambda: self.serve, _CallStatsKey)
+        self._impl.settings = Specializer(program.graph, info["inputs"], self.forward, lambda: self.serve,
+                                          _CallStatsKey)
         self.weights: dict[str, tf.Variable] = variables
         self._mode = mode
         self._random = random

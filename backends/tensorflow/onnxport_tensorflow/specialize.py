@@ -5,8 +5,9 @@ value, or the output shape depends on it). When such a value is computed from gr
 model's one ``tf.function`` cannot trace: ``model(*inputs)`` then reads the concrete values of
 the graph inputs the value is computed from (found by walking the graph back from the node that
 asked) and runs a ``tf.function`` specialised on them: those inputs are static numpy values in
-its trace, the others its arguments. One specialised function is kept per distinct tuple of
-values (a new value traces again, as a JAX eager call does); see :class:`Specializer`.
+its trace, the others its arguments, traced for their shapes. One specialised function is kept
+per distinct tuple of values (a new value or shape traces again, as ``jax.jit`` does); see
+:class:`Specializer`.
 """
 
 from __future__ import annotations
@@ -120,11 +121,10 @@ class Specializer:
     in each call, keyed by their dtypes, shapes and bytes.
     """
 
-    def __init__(self, graph: ir.Graph, specs: list[dict[str, Any]], signature: Callable[[], Any],
-                 forward: Callable[..., Any], serve: Callable[[], Any], stats_key: Callable[[], Any]):
+    def __init__(self, graph: ir.Graph, specs: list[dict[str, Any]], forward: Callable[..., Any],
+                 serve: Callable[[], Any], stats_key: Callable[[], Any]):
         self._graph = graph
         self._specs = specs
-        self._signature = signature
         self._forward = forward
         self._serve = serve
         self._stats_key = stats_key
@@ -201,12 +201,10 @@ class Specializer:
             it = iter(rest)
             return forward(*[fixed[i] if i in fixed else next(it) for i in range(n)])
 
-        sig = self._signature()
-        if sig is None:
-            fn = tf.function(specialised, reduce_retracing=True, autograph=False)
-        else:
-            fn = tf.function(specialised, input_signature=[s for i, s in enumerate(sig) if i not in fixed],
-                             autograph=False)
+        # traced for the shapes of the inputs given (no signature with symbolic dims): what the
+        # fixed settings decide (a Resize's output size) often needs the other dims too, as the
+        # values would in an eager run; a new shape traces again, as jax.jit does
+        fn = tf.function(specialised, autograph=False)
         if hasattr(fn, "_key_for_call_stats"):
             fn._key_for_call_stats = self._stats_key()  # one trace each: no retracing warnings
         return fn
