@@ -93,3 +93,20 @@ def test_the_testkits_run_is_the_users_call() -> None:
     np.testing.assert_array_equal(got, model(x, np.array([1], np.int64)).numpy())
     with pytest.raises(InputError, match="no implicit casts"):  # the call's checks, nothing relaxed
         backend.run(model, [x, np.array([1], np.int32)])
+
+
+def test_settings_tensorflow_takes_as_tensors_trace_once() -> None:
+    """CumSum's axis and Trilu's k go to TensorFlow as tensors: no specialisation, one trace."""
+    model = make_model([helper.make_node("CumSum", ["x", "axis"], ["c"], name="cumsum"),
+                        helper.make_node("Trilu", ["c", "k"], ["y"], upper=1, name="trilu")],
+                       [tensor_info("x", [3, 4]), tensor_info("axis", [], TensorProto.INT64),
+                        tensor_info("k", [], TensorProto.INT64)], [tensor_info("y", [3, 4])])
+    tf_model = onnxport.import_model(model, backend="tensorflow")
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    for axis, k in ((0, 0), (1, -1), (-1, 2), (0, 5)):
+        c = np.cumsum(x, axis=axis)
+        want = np.triu(c, k)
+        got = tf_model(x, np.array(axis, np.int64), np.array(k, np.int64))
+        np.testing.assert_array_equal(got.numpy(), want)
+    assert tf_model._impl.settings.static == ()
+    assert tf_model.serve.experimental_get_tracing_count() == 1
