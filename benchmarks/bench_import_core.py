@@ -21,9 +21,9 @@ import onnx_ir as ir
 from bench_graph_scale import chain, concat
 
 import onnxport
-from onnxport import driver
-from onnxport import io as _io
-from onnxport.plugins import registry
+from onnxport.importing import plan as driver
+from onnxport.ir import io as _io
+from onnxport.plugin.discovery import registry
 
 #: what io.load deserializes with (onnx-ir's own on a checkout from before the short path)
 _deserialize = getattr(_io, "_deserialize", ir.serde)

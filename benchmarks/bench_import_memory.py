@@ -167,7 +167,7 @@ def build(name: str, folder: str) -> str:
 
 def weight_bytes(path: str) -> int:
     import onnxport
-    from onnxport.io import _tensor_bytes
+    from onnxport.ir.io import _tensor_bytes
 
     return _tensor_bytes(onnxport.load(path))
 

@@ -4,7 +4,7 @@ Each measurement runs in a fresh interpreter (one run each, wall seconds), with 
 written as an installed package has them (``PYTHONDONTWRITEBYTECODE`` is dropped for the runs):
 
 - ``import onnxport``;
-- the first registry use (``onnxport.registry()``, plugin discovery) and the backend names;
+- the first registry use (``onnxport.plugin.registry()``, plugin discovery) and the backend names;
 - ``import <framework>`` alone (torch / jax / tensorflow), the floor of a backend's start-up;
 - the first use of one backend: ``import onnxport`` + ``registry().find_import(<backend>, Relu)``
   (that backend's primitives), printed next to its framework's import;
@@ -53,12 +53,12 @@ def main() -> None:
     from onnxport_testkit.light import light_models
 
     model = str(light_models()[opts.model])
-    onnxport_cli = [sys.executable, "-m", "onnxport.cli"]
+    onnxport_cli = [sys.executable, "-m", "onnxport.tools.cli"]
 
     # one untimed pass first writes the byte-code caches an installed package has
-    _run("import onnxport, torch, jax, tensorflow; r = onnxport.registry(); r.load()")
+    _run("import onnxport, torch, jax, tensorflow; r = onnxport.plugin.registry(); r.load()")
     t_import = _timed("import onnxport")
-    t_registry = _timed("import onnxport\n_t = time.perf_counter(); onnxport.registry(); onnxport.backends()")
+    t_registry = _timed("import onnxport\n_t = time.perf_counter(); onnxport.plugin.registry(); onnxport.backends()")
     _, names = _run("import onnxport; print(','.join(onnxport.backends()))")
     backends = [b for b in names.strip().split(",") if b]
     print(f"{'import onnxport':48} {t_import:7.2f} s")
@@ -67,7 +67,7 @@ def main() -> None:
         fw = FRAMEWORKS.get(b)
         t_fw = _timed(f"import {fw}") if fw else float("nan")
         t_first = _timed("import onnxport\n_t = time.perf_counter()\n"
-                         f"assert onnxport.registry().find_import({b!r}, '', 'Relu', 14) is not None")
+                         f"assert onnxport.plugin.registry().find_import({b!r}, '', 'Relu', 14) is not None")
         t_info, _ = _run(argv=[*onnxport_cli, "info", model, "--backend", b])
         over = t_first - t_fw
         print(f"{b:12} import {fw:12} {t_fw:6.2f} s   first use of the backend {t_first:6.2f} s "

@@ -23,7 +23,7 @@ import onnxruntime as ort
 import torch
 from torch import nn
 
-from onnxport.edit import prune_channels, size_groups
+from onnxport.edit.surgery import prune_channels, size_groups
 
 
 class Bottleneck(nn.Module):

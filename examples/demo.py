@@ -5,6 +5,9 @@
    ``torch.nn.Module`` and compared with its shipped reference output and with onnxruntime.
 2. A small ResNet built here (random weights) is exported with ``torch.onnx.export``, imported,
    its head (``nn.Linear``) replaced by a fresh 4-class layer, and fine-tuned on random data.
+3. A torch CNN goes through ONNX into JAX, and from JAX into TensorFlow.
+
+It needs what the README's Use section installs: the core with onnxruntime and the three backends.
 """
 
 from __future__ import annotations
@@ -15,17 +18,39 @@ import io
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 import torch
+from onnx import numpy_helper
 from torch import nn
 
 import onnxport
-from onnxport_testkit.light import light_inputs, light_models, light_reference
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)
+
+LIGHT_DIR = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+
+
+def light_models() -> dict[str, Path]:
+    """The light zoo models the onnx package ships: name -> ``light_<name>.onnx``."""
+    return {p.stem.removeprefix("light_"): p for p in sorted(LIGHT_DIR.glob("light_*.onnx"))}
+
+
+def light_inputs(proto: onnx.ModelProto) -> list[np.ndarray]:
+    """The inputs onnx's own test feeds a light model (its shipped output is for these)."""
+    inits = {i.name for i in proto.graph.initializer}
+    shapes = [tuple(d.dim_value or 1 for d in x.type.tensor_type.shape.dim)
+              for x in proto.graph.input if x.name not in inits]
+    return [(np.arange(int(np.prod(s))).reshape(s) / int(np.prod(s))).astype(np.float32) for s in shapes]
+
+
+def light_reference(path: Path) -> np.ndarray:
+    """The shipped reference output of a light model."""
+    return numpy_helper.to_array(onnx.load_tensor(str(path).replace(".onnx", "_output_0.pb")))
+
 
 def check_light_models(names: list[str] | None) -> tuple[list[tuple], bool]:
     rows, ok = [], True

@@ -63,6 +63,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if missing:
         raise pytest.UsageError(f"tox env {env!r} is meant to have {missing} ({skips.PACKAGES_VAR}), "
                                 "but they cannot be imported")
+    present = skips.present_packages()
+    if present:
+        raise pytest.UsageError(f"tox env {env!r} is meant to lack {present} ({skips.ABSENT_VAR}): a dependency "
+                                "that no package of the env declares brought them, or the env installs them")
     if hasattr(config, "workerinput"):
         return  # the xdist controller sees every worker's reports
     guard = skips.SkipGuard(env, skips.load_allowlist(ALLOWLIST))

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import sys
+from typing import Any
+
+from ._moved import MOVED as _MOVED
+from ._moved import install as _install_moved
+from ._moved import old_module as _old_module
+from ._version import __version__
 from .api import backend_for, backends, convert, export_model, get_backend, import_model, prepare
-from .edit import extract, prune, remove_node, replace_node, to_sequential
+from .edit import extract, prune, remove_node, replace_node
 from .errors import (
     BackendNotFoundError,
     ConversionError,
     InputError,
+    MissingDependencyError,
     ModelError,
     OnnxportError,
     PluginError,
@@ -15,18 +23,31 @@ from .errors import (
     UnsafeModelError,
     UnsupportedOpError,
 )
-from .hookspecs import hookimpl
-from .io import load, save
-from .plugins import registry
-from .registry import ImportCase, Registrar, Registry, Sample, exporter, importer, module_exporter
+from .ir.io import load, save
+from .plugin.discovery import registry
+from .plugin.hookspecs import hookimpl
+from .plugin.registry import ImportCase, Registrar, Registry, Sample, exporter, importer, module_exporter
 
-__version__ = "0.1.0"
+_install_moved(sys.modules[__name__])
+
+
+def __getattr__(name: str) -> Any:
+    # the sequential container loads size-aligned surgery: only on first use
+    if name == "to_sequential":
+        from .edit import to_sequential
+
+        return to_sequential
+    if name in _MOVED:
+        return _old_module(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "BackendNotFoundError",
     "ConversionError",
     "ImportCase",
     "InputError",
+    "MissingDependencyError",
     "ModelError",
     "OnnxportError",
     "PluginError",
@@ -36,6 +57,7 @@ __all__ = [
     "Sample",
     "UnsafeModelError",
     "UnsupportedOpError",
+    "__version__",
     "backend_for",
     "backends",
     "convert",

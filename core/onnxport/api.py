@@ -12,13 +12,13 @@ from typing import Any
 import onnx
 import onnx_ir as ir
 
-from . import driver as _convert
-from . import io as _io
 from . import progress
-from . import validate as _validate
-from .backend import Backend, export_part
 from .errors import BackendNotFoundError
-from .plugins import manager, registry
+from .importing import plan as _convert
+from .ir import io as _io
+from .ir import validate as _validate
+from .plugin.backend import Backend, export_part
+from .plugin.discovery import manager, registry
 
 
 def backends() -> list[str]:
@@ -98,10 +98,21 @@ def backend_for(obj: Any, example_inputs: Any = ()) -> str:
     """The backend that exports ``obj`` (asked through the ``onnxport_backend_for`` hook); for a
     plain function, the backend that claims its first example input (a torch tensor, a JAX array)."""
     name = manager().hook.onnxport_backend_for(obj=obj)
+    first = _first_leaf(example_inputs)
     if name is None and callable(obj):
-        first = _first_leaf(example_inputs)
         if first is not None:
             name = manager().hook.onnxport_backend_for(obj=first)
+    neutral = isinstance(obj, types.FunctionType) and (first is None or type(first).__module__ in ("numpy", "builtins"))
+    if name is None and neutral:
+        # a plain function of numpy inputs names no framework: the one installed backend traces it
+        installed = backends()
+        if len(installed) == 1:
+            return installed[0]
+        if installed:
+            raise BackendNotFoundError(
+                f"a plain function of {type(first).__name__ if first is not None else 'no'} inputs names no framework "
+                f"and several backends are installed ({', '.join(installed)}): pass backend=, or framework "
+                "arrays as example inputs")
     if name is None:
         probe = _first_leaf(example_inputs) if isinstance(obj, types.FunctionType) else obj
         mro = type(obj if probe is None else probe).__mro__

@@ -42,3 +42,8 @@ class ConversionError(OnnxportError):
 
 class InputError(OnnxportError, ValueError):
     """An imported model was called with the wrong number, shape or dtype of inputs."""
+
+
+class MissingDependencyError(OnnxportError, ImportError):
+    """A feature needs an optional package that is not installed; the message names the extra
+    (``pip install 'onnxport-jax[flax]'``) that installs it."""

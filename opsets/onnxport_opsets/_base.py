@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import onnx_ir as ir
 
-from onnxport.driver import AdaptContext
+from onnxport.importing.plan import AdaptContext
 
 _MARK = "__onnxport_adapter__"
 

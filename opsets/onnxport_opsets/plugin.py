@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from types import ModuleType
 
 from onnxport.errors import PluginError
-from onnxport.hookspecs import hookimpl
+from onnxport.plugin.hookspecs import hookimpl
 
 from . import adapters as _adapters_pkg
 from . import down as _down_pkg

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from onnxport.registry import ImportPrimitive
+from onnxport.plugin.registry import ImportPrimitive
 
 from .cases import NodeCase
 from .semantic_cases import cases_of
@@ -30,7 +30,7 @@ def cases_for_import(prim: Any, registry: Any, cases: Iterable[NodeCase]) -> tup
     in the backend, and the model's version of the op resolves to this primitive (after the
     core adapts it to the newest form). Declared ``ImportCase``\\ s always count.
     """
-    from onnxport import spec
+    from onnxport.plugin import spec
 
     from .runner import backend_object, failure_table, missing_ops
 
@@ -111,7 +111,7 @@ def expected_failure_problems(
     optionally with ``[sample]`` (its name or index, ``-roundtrip`` for the round trip, ``-opsetN``
     for the export at opset N); or a
     declared import case, ``[domain::]Op[case]`` (``declared``: op label -> its case names).
-    ``backend_variants``: the backend's own case variants (:attr:`onnxport.backend.Backend.variant_names`).
+    ``backend_variants``: the backend's own case variants (:attr:`onnxport.plugin.backend.Backend.variant_names`).
     """
     declared = declared or {}
     problems = []

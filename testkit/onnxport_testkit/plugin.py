@@ -71,7 +71,7 @@ def _registry():
     from onnxport.errors import PluginError
 
     try:
-        return onnxport.registry()
+        return onnxport.plugin.registry()
     except PluginError as exc:
         raise pytest.UsageError(f"onnxport.errors.PluginError: {exc}") from exc
 
@@ -282,7 +282,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:  # noqa: C901 - on
                     params.append(pytest.param(prim, id=f"{b}-export-{prim.target}"))
         _parametrize(metafunc, "onnxport_primitive", params)
     if "onnxport_hook" in names:
-        from onnxport import hookspecs
+        from onnxport.plugin import hookspecs
 
         from .meta import hook_problems
 
@@ -298,7 +298,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:  # noqa: C901 - on
 
 # -- results ---------------------------------------------------------------------------------
 def _case_info(backend: str, case: Any, kind: str, variant: str | None) -> dict[str, Any]:
-    from onnxport import spec
+    from onnxport.plugin import spec
 
     from .cases import case_target
     from .selection import op_label
@@ -425,7 +425,7 @@ def registry_snapshot() -> dict[str, Any]:
     """What is registered: the coverage report tells registered-untested from missing with it."""
     import onnxport
 
-    reg = onnxport.registry()
+    reg = onnxport.plugin.registry()
     return {
         b: {
             "import": [{"domain": p.domain, "op": p.op_type, "since": p.since, "source": p.source}

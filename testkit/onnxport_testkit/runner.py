@@ -32,7 +32,7 @@ import numpy as np
 import onnx
 import pytest
 
-from onnxport.backend import export_part
+from onnxport.plugin.backend import export_part
 
 from .cases import NodeCase
 from .compare import Mismatch, compare_outputs, declared_tolerances
@@ -63,9 +63,9 @@ def backend_object(name: str) -> Any:
 def missing_ops(backend_name: str, ops: tuple[tuple[str, str], ...] | list[tuple[str, str]]) -> list[str]:
     """Ops (``domain::op`` for custom domains) that ``backend_name`` has no primitive for."""
     import onnxport
-    from onnxport.spec import latest_version
+    from onnxport.plugin.spec import latest_version
 
-    reg = onnxport.registry()
+    reg = onnxport.plugin.registry()
     out = []
     for domain, op in ops:
         try:
@@ -119,7 +119,7 @@ def import_tolerances(backend_name: str, ops: tuple[tuple[str, str], ...] | list
     """Tolerances declared beside the newest import primitives of ``ops`` (``TEST_TOLERANCES``)."""
     import onnxport
 
-    reg = onnxport.registry()
+    reg = onnxport.plugin.registry()
     found = [(reg.find_import(backend_name, d, op, 10**6), op) for d, op in ops]
     return declared_tolerances([(p.fn, op) for p, op in found if p is not None])
 
@@ -139,7 +139,7 @@ def _compare_all(names: list[str], expected: list[Any], actual: list[Any], **tol
 # -- node cases and their variants ---------------------------------------------------------------
 def run_node_case(backend_name: str, case: NodeCase, variant: str | None = None) -> None:
     """The official case (or its ``dynbatch`` / ``opsetN`` variant, or one of the backend's own
-    :meth:`~onnxport.backend.Backend.case_variants`): expected outputs come with the case."""
+    :meth:`~onnxport.plugin.backend.Backend.case_variants`): expected outputs come with the case."""
     from . import variants as V
 
     def go() -> None:
@@ -414,8 +414,8 @@ def run_exported(backend_name: str, sample: Any, proto: onnx.ModelProto, inputs:
 def export_opsets() -> tuple[int, ...]:
     """The opsets besides the default that every export sample also runs at: the lowest the
     exporters support and the newest onnx knows."""
-    from onnxport import spec
-    from onnxport.export import DEFAULT_OPSET, MIN_OPSET
+    from onnxport.exporting.pipeline import DEFAULT_OPSET, MIN_OPSET
+    from onnxport.plugin import spec
 
     return tuple(o for o in dict.fromkeys((MIN_OPSET, spec.latest_opset())) if o != DEFAULT_OPSET)
 
@@ -428,8 +428,8 @@ def sample_opsets(prim: Any, sample: Any, every: bool = False) -> tuple[int, ...
     import inspect
 
     import onnxport
-    from onnxport import spec
-    from onnxport.export import DEFAULT_OPSET
+    from onnxport.exporting.pipeline import DEFAULT_OPSET
+    from onnxport.plugin import spec
 
     if every:
         return export_opsets()
@@ -439,7 +439,7 @@ def sample_opsets(prim: Any, sample: Any, every: bool = False) -> tuple[int, ...
         branches = True
     if branches:
         return export_opsets()
-    reg = onnxport.registry()
+    reg = onnxport.plugin.registry()
     out = []
     for opset in export_opsets():
         for op in sample.emits:
@@ -457,11 +457,11 @@ def _refusal_justified(backend_name: str, sample: Any, target: str, opset: int, 
     (when the refusal names an opset) that have a newer form at the default opset than at ``opset``
     (an attribute or input the old form lacks, as Reshape's allowzero before 14)."""
     import onnxport
-    from onnxport import spec
-    from onnxport.export import DEFAULT_OPSET
+    from onnxport.exporting.pipeline import DEFAULT_OPSET
+    from onnxport.plugin import spec
 
     proto, _, _, _ = _export_sample(backend_name, sample, target=target)
-    reg = onnxport.registry()
+    reg = onnxport.plugin.registry()
     names_opset = re.search(r"opset \d+", message) is not None
     lacking = []
     for op in emitted_ops(proto):

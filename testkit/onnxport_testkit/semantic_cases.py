@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from onnxport.registry import ImportCase
+from onnxport.plugin.registry import ImportCase
 
 _ML = "ai.onnx.ml"
 _ROI_X = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)

@@ -3,7 +3,8 @@
 A tox env sets ``ONNXPORT_STRICT_SKIPS`` to its name (``tox.ini``). The run then fails when a test
 (or a whole module, at collection) skips for a reason that no entry of the allowlist
 (``tests/allowed_skips.txt``) admits for that env, and it refuses to start when a package listed
-in ``ONNXPORT_REQUIRED_PACKAGES`` (module names the env installs) cannot be imported. Entries are
+in ``ONNXPORT_REQUIRED_PACKAGES`` (module names the env installs) cannot be imported, or one
+listed in ``ONNXPORT_ABSENT_PACKAGES`` (optional packages a minimal env leaves out) can. Entries are
 blocks separated by blank lines (``#`` starts a comment line):
 
     envs: torch jax                  (or *)
@@ -22,6 +23,8 @@ from typing import Any
 
 ENV_VAR = "ONNXPORT_STRICT_SKIPS"
 PACKAGES_VAR = "ONNXPORT_REQUIRED_PACKAGES"
+#: modules a minimal env must not have (an optional package a hidden dependency would bring)
+ABSENT_VAR = "ONNXPORT_ABSENT_PACKAGES"
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,12 @@ def missing_packages(spec: str | None = None) -> list[str]:
         if not found:
             out.append(name)
     return out
+
+
+def present_packages(spec: str | None = None) -> list[str]:
+    """The modules named in ``ONNXPORT_ABSENT_PACKAGES`` that can be imported (found) after all."""
+    names = (spec if spec is not None else os.environ.get(ABSENT_VAR, "")).replace(",", " ").split()
+    return [name for name in names if name not in missing_packages(name)]
 
 
 def skip_reason(report: Any) -> str | None:

@@ -47,7 +47,7 @@ def is_plain_case(case: NodeCase) -> bool:
 
 def case_version(case: NodeCase, op: str, domain: str = "") -> int | None:
     """The since_version of ``op`` as a model at the case's opset sees it."""
-    from onnxport import spec
+    from onnxport.plugin import spec
 
     if domain or not spec.has_spec(op, case.opset, domain):
         return None
@@ -56,7 +56,7 @@ def case_version(case: NodeCase, op: str, domain: str = "") -> int | None:
 
 def _formal_types(case: NodeCase) -> list[tuple[str, ...]] | None:
     """The allowed type strings of every input then output of the case's node, or None."""
-    from onnxport import spec
+    from onnxport.plugin import spec
 
     node = case.model.graph.node[0]
     try:
@@ -116,7 +116,7 @@ def _draw(rng: np.random.Generator, shape: tuple[int, ...], elem_type: int) -> n
 
 def _index_inputs(case: NodeCase) -> set[int]:
     """Positions of the case's inputs whose formal parameter is an index tensor."""
-    import onnxport.spec as spec
+    import onnxport.plugin.spec as spec
 
     node = case.model.graph.node[0]
     try:
@@ -178,7 +178,7 @@ def older_opsets(case: NodeCase) -> list[int]:
     Each returned opset is the first at which that older schema version is in force (or
     OLDEST_OPSET for the version that is in force there).
     """
-    from onnxport import spec
+    from onnxport.plugin import spec
 
     if not is_plain_case(case):
         return []
@@ -199,7 +199,7 @@ def older_opsets(case: NodeCase) -> list[int]:
 
 def opset_variants(cases: tuple[NodeCase, ...] | list[NodeCase]) -> list[tuple[NodeCase, int]]:
     """(case, older opset) pairs, at most OPSET_CASES_PER_VERSION cases per (op, version)."""
-    from onnxport import spec
+    from onnxport.plugin import spec
 
     taken: dict[tuple[str, int], int] = {}
     out = []

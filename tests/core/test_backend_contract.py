@@ -1,4 +1,4 @@
-"""The backend contract (``onnxport.backend``), exercised the way CONTRIBUTING.md's "Add a backend"
+"""The backend contract (``onnxport.plugin.backend``), exercised the way CONTRIBUTING.md's "Add a backend"
 describes it: a small numpy backend with one import and one export primitive, registered through
 a plugin, imported, run, exported through the core pipeline, checked and refused when incomplete."""
 
@@ -12,11 +12,13 @@ import onnx_ir as ir
 import pytest
 
 import onnxport
-from onnxport import api, export, plugins
-from onnxport.backend import Backend, Exporter, NotSupportedError, export_part, problems
-from onnxport.build import Builder
-from onnxport.errors import BackendNotFoundError, PluginError, RegistryError
-from onnxport.registry import Registry
+from onnxport import api
+from onnxport.errors import BackendNotFoundError, InputError, PluginError, RegistryError
+from onnxport.exporting import pipeline as export
+from onnxport.exporting.builder import Builder
+from onnxport.plugin import discovery as plugins
+from onnxport.plugin.backend import Backend, Exporter, NotSupportedError, export_part, problems
+from onnxport.plugin.registry import Registry
 
 # -- the backend, as a contributor writes it ----------------------------------------------------------
 
@@ -66,7 +68,7 @@ class NumpyBackend(Backend, Exporter):
         opts = export.ExportOptions.from_kwargs(options)
         g = Builder(export.choose_opset(opts.opset), name="numpy")
         xs = [g.input(f"x{i}", ir.DataType.FLOAT, list(np.shape(x))) for i, x in enumerate(example_inputs)]
-        prim = onnxport.registry().find_export(self.name, f"numpy.{obj.op}")
+        prim = onnxport.plugin.registry().find_export(self.name, f"numpy.{obj.op}")
         with g.scope(obj.op, export.scope_metadata([""], ["Traced"])):
             g.output(prim.fn(g, *xs), "y")
         return export.finish(g.model(producer="onnxport-numpy"), opts, backend=self.name, targets=[prim.target])
@@ -112,7 +114,7 @@ def test_new_backend_imports_runs_and_checks(numpy_backend):
     x = np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3)
     run = onnxport.import_model(_relu_model(), backend="numpy")
     np.testing.assert_array_equal(run(x)[0], np.maximum(x, 0))
-    from onnxport import check
+    from onnxport.tools import check
 
     result = check.check(onnxport.load(_relu_model()), "numpy", [x])
     assert result.ok, result.summary()
@@ -142,6 +144,22 @@ def test_optional_features_default_and_are_named(numpy_backend):
     exp = export_part(be)
     assert exp is be and exp.prepare_export_sample("s", "t") == ("s", {}) and exp.run_native(len, (), {}) is None
     assert problems(be, "numpy") == []
+
+
+def test_convert_asks_the_contract_not_the_attributes(numpy_backend, tmp_path, monkeypatch):
+    """``onnxport convert`` picks readers and writers by ``supports("load"/"save")``: a backend that
+    names a suffix and claims a file, but saves and loads nothing, is neither."""
+    from onnxport.tools import native
+
+    monkeypatch.setattr(NumpyBackend, "can_load", lambda self, path: True)
+    monkeypatch.setattr(NumpyBackend, "native_suffixes", (".npzz",))
+    (tmp_path / "m.npzz").write_bytes(b"")
+    with pytest.raises(BackendNotFoundError, match="no installed backend reads this file"):
+        native.reader_of(tmp_path / "m.npzz")
+    with pytest.raises(BackendNotFoundError, match="'numpy' cannot save native files"):
+        native.writer_of(tmp_path / "out.npzz", "numpy")
+    with pytest.raises(InputError, match="the suffix names no target"):
+        native.writer_of(tmp_path / "out.npzz", None)
 
 
 def test_import_only_backend_cannot_export(monkeypatch):

@@ -1,4 +1,4 @@
-"""One input spec and one call-time check for every backend (onnxport.inputs): the same model
+"""One input spec and one call-time check for every backend (onnxport.importing.inputs): the same model
 called with inputs whose symbolic dims disagree fails the same way in torch and in JAX."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 import onnxport
 from onnxport.errors import InputError
-from onnxport.inputs import CallCheck, input_spec
+from onnxport.importing.inputs import CallCheck, input_spec
 
 
 def _add_model() -> onnx.ModelProto:

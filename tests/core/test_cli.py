@@ -1,4 +1,4 @@
-"""The ``onnxport`` command line, run in-process through ``onnxport.cli.main``."""
+"""The ``onnxport`` command line, run in-process through ``onnxport.tools.cli.main``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import onnx
 import pytest
 
-from onnxport import cli
+from onnxport.tools import cli
 
 pytest.importorskip("onnxport_torch")
 
@@ -84,7 +84,7 @@ def test_check_random_and_given_inputs(capsys, tmp_path, mlp_path) -> None:
 
 
 def test_check_per_node_names_the_first_diverging_node(capsys, monkeypatch, mlp_path) -> None:
-    from onnxport import check
+    from onnxport.tools import check
 
     code, out, _ = run(capsys, "check", mlp_path, "--backend", "torch", "--per-node")
     assert code == 0 and "compared 3 values of 3 nodes" in out

@@ -9,7 +9,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import onnxport
-from onnxport import cli
+from onnxport.tools import cli
 
 
 def _need(backend: str) -> None:

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from onnxport import coverage
+from onnxport.tools import coverage, coverage_html
 
 
 def report(results, imports=("Relu", "Add", "Abs"), exports=(("t.relu", ["Relu"]),)) -> dict:
@@ -26,7 +26,7 @@ def report(results, imports=("Relu", "Add", "Abs"), exports=(("t.relu", ["Relu"]
 
 
 def res(case, ops, opset, outcome, direction="import", **kw):
-    from onnxport import spec
+    from onnxport.plugin import spec
 
     versions = {op: spec.get_spec(op, opset).since_version for op in ops}
     return {"backend": "demo", "direction": direction, "case": case, "ops": ops, "target": ops[0],
@@ -79,7 +79,7 @@ def test_formats(tmp_path) -> None:
     assert "| Add | 14 | FAIL 1/2 | - |" in md
     data = json.loads(coverage.to_json(cov))
     assert data["opsets"]["14"]["ops"]["Relu"]["demo"]["import"]["status"] == "tested-passing"
-    html = coverage.to_html(cov)
+    html = coverage_html.to_html(cov)
     assert html.count("<script") == 2 and "http" not in html.split("<body>")[1]  # static, self-contained
 
 
@@ -135,7 +135,7 @@ def test_merged_reports_complete_the_matrix(tmp_path) -> None:
     assert "| Add | 14 | FAIL 1/2 | - | not run | - |" in md
     assert "| ai.onnx.ml::Binarizer | ai.onnx.ml 1 | pass 1/1 | - | - | - |" in md
     # the CLI: several --report, or a folder of testkit*.json
-    from onnxport import cli
+    from onnxport.tools import cli
 
     for name, rep in zip(("testkit-demo.json", "testkit-other.json"), merged_reports()):
         (tmp_path / name).write_text(json.dumps(rep))
@@ -148,7 +148,7 @@ def test_merged_reports_complete_the_matrix(tmp_path) -> None:
 
 def test_page_is_compact_at_full_scale() -> None:
     """Three backends x two directions, every op with cases at every version: well under 2 MB."""
-    from onnxport import spec
+    from onnxport.plugin import spec
 
     results, registry = [], {}
     for b in ("torch", "jax", "tensorflow"):
@@ -164,7 +164,7 @@ def test_page_is_compact_at_full_scale() -> None:
             results.append({"backend": b, "direction": "export", "case": f"t.{op}[0]", "target": f"t.{op}",
                             "emits": [op], "emitted": [op], "opset": spec.latest_opset(), "outcome": "passed"})
     cov = coverage.build({"onnx": "t", "registry": registry, "results": results})
-    page = coverage.to_html(cov)
+    page = coverage_html.to_html(cov)
     rows = len(cov.opsets[max(cov.opsets)].versions)
     assert rows > 200
     assert len(page) < 300_000, len(page)  # ~190 kB; the page of one backend was 1.9 MB before
@@ -201,7 +201,7 @@ def test_html_dashboard_in_a_real_browser(tmp_path, browser) -> None:
 
     cov = coverage.build(coverage.merge(merged_reports(), ["demo.json", "other.json"]), [14, 21])
     path = tmp_path / "coverage.html"
-    path.write_text(coverage.to_html(cov))
+    path.write_text(coverage_html.to_html(cov))
     browser.get(path.as_uri())
 
     def table(selector: str) -> list[list]:  # one round trip: [[text, class], ...] per row

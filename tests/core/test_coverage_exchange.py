@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from onnxport import cli, coverage
+from onnxport.tools import cli, coverage
 
 
 def _report(rows: list[dict]) -> dict:

@@ -1,4 +1,4 @@
-"""The short deserialization path (``onnxport.deserialize``) builds what onnx-ir's deserializer
+"""The short deserialization path (``onnxport.ir.deserialize``) builds what onnx-ir's deserializer
 builds, and steps aside where it does not apply."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import onnx_ir as ir
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxport import deserialize, validate
 from onnxport.errors import OnnxportError
+from onnxport.ir import deserialize, validate
 from onnxport_testkit import fuzz, fuzz_seeds
 from onnxport_testkit.light import light_models
 

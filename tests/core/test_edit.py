@@ -10,7 +10,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxport
-from onnxport.edit import linear_order
+from onnxport.edit.graph import linear_order
 from onnxport.errors import ModelError
 
 from ..conftest import make_model, tensor_info

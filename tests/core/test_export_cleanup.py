@@ -10,9 +10,9 @@ import onnxruntime as ort
 import pytest
 from onnx import helper, numpy_helper
 
-from onnxport.opfacts import marked_not_trainable
-from onnxport.optimize import constants_to_initializers
-from onnxport.patterns import fuse_named
+from onnxport.exporting.fusions.patterns import fuse_named
+from onnxport.exporting.passes.optimize import constants_to_initializers
+from onnxport.plugin.opfacts import marked_not_trainable
 
 from ..conftest import make_model, tensor_info
 
@@ -79,7 +79,7 @@ def test_fuse_named_runs_only_the_named_fusions():
 
 @pytest.mark.parametrize("flag", [True, False])
 def test_finish_turns_constants_into_initializers_when_asked(flag):
-    from onnxport import export as ex
+    from onnxport.exporting import pipeline as ex
 
     nodes = [helper.make_node("Constant", [], ["shape"], value_ints=[3, 2]),
              helper.make_node("Reshape", ["x", "shape"], ["y"])]

@@ -1,4 +1,4 @@
-"""The core export pipeline (``onnxport.export``) on graphs built with the core ``Builder`` alone,
+"""The core export pipeline (``onnxport.exporting.pipeline``) on graphs built with the core ``Builder`` alone,
 as a second exporter (JAX, TensorFlow) would call it: no framework involved."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ import onnxruntime as ort
 import pytest
 
 import onnxport
-from onnxport import build
-from onnxport import export as ex
-from onnxport.build import Builder
 from onnxport.errors import ConversionError, RegistryError
-from onnxport.registry import Registry
+from onnxport.exporting import builder as build
+from onnxport.exporting import pipeline as ex
+from onnxport.exporting.builder import Builder
+from onnxport.plugin.registry import Registry
 
 
 def _run(model: ir.Model, *args: np.ndarray) -> list[np.ndarray]:
@@ -110,7 +110,7 @@ def test_check_opset_checks_each_nodes_form_against_the_target_schema():
 
 
 def test_down_adapters_come_from_the_registry():
-    reg = onnxport.registry()
+    reg = onnxport.plugin.registry()
     assert {r.op_type for r in reg.down_adapters()} >= {"ReduceMean", "LayerNormalization", "Gelu"}
     empty = Registry()
     model, _ = _reduce_model(13)

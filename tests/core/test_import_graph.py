@@ -1,4 +1,5 @@
-"""Meta-test: no import cycle inside a backend package (nor the opsets and testkit packages).
+"""Meta-test: no import cycle inside the core, a backend package, the opsets or the testkit; the core's
+subpackages import only from the layers below them (docs/ARCHITECTURE.md, "Layers").
 
 The import graph is read from the source with ``ast``: every ``import`` counts, at module level,
 inside functions (deferred imports) and under ``if TYPE_CHECKING:``, so a cycle cannot hide
@@ -15,7 +16,21 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = sorted(p for p in (ROOT / "backends").glob("*/onnxport_*") if (p / "__init__.py").exists())
-PACKAGES += [ROOT / "opsets" / "onnxport_opsets", ROOT / "testkit" / "onnxport_testkit"]
+PACKAGES += [ROOT / "core" / "onnxport", ROOT / "opsets" / "onnxport_opsets", ROOT / "testkit" / "onnxport_testkit"]
+
+#: the core's layers, lowest first: a module imports only from its own layer and the layers before it;
+#: layers of one rank (a tuple) import nothing from each other. ``onnxport`` itself (the package
+#: ``__init__``) and ``onnxport._moved`` (the old module paths) sit above them all.
+LAYERS: list[tuple[str, ...]] = [
+    ("onnxport.errors", "onnxport.progress", "onnxport._version"),
+    ("onnxport.ir",),
+    ("onnxport.plugin",),
+    ("onnxport.opmath",),
+    ("onnxport.importing", "onnxport.exporting"),
+    ("onnxport.api",),
+    ("onnxport.edit",),
+    ("onnxport.tools",),
+]
 
 def _modules(pkg: Path) -> dict[str, tuple[Path, bool]]:
     """Dotted module name -> (file, is a package ``__init__``)."""
@@ -118,3 +133,54 @@ def test_no_import_cycle(pkg):
     graph = import_graph(pkg)
     found = cycles(graph)
     assert not found, f"import cycles in {pkg.name}:\n" + "\n\n".join(_describe(graph, c) for c in found)
+
+
+def layer_of(module: str) -> tuple[int, str] | None:
+    """(rank, layer) of a core module: the layer it is, or the subpackage it lies in."""
+    for rank, names in enumerate(LAYERS):
+        for name in names:
+            if module == name or module.startswith(name + "."):
+                return rank, name
+    return None
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """``a -> b`` for every import of a core module from a layer that is not below its own."""
+    out = []
+    for a, targets in sorted(graph.items()):
+        la = layer_of(a)
+        if la is None:
+            continue
+        for b in sorted(targets):
+            lb = layer_of(b)
+            if lb is None:
+                out.append(f"{a} -> {b} (the top of the package)")
+            elif lb[1] != la[1] and lb[0] >= la[0]:
+                out.append(f"{a} -> {b}")
+    return out
+
+
+def test_every_core_module_has_a_layer():
+    graph = import_graph(ROOT / "core" / "onnxport")
+    homeless = [m for m in graph if layer_of(m) is None and m not in ("onnxport", "onnxport._moved")]
+    assert not homeless, f"core modules in no layer of LAYERS: {homeless}"
+
+
+def test_core_layers():
+    found = layer_violations(import_graph(ROOT / "core" / "onnxport"))
+    assert not found, "imports from a layer that is not below (docs/ARCHITECTURE.md, 'Layers'):\n  " + "\n  ".join(found)
+
+
+def test_layer_check_sees_upward_and_sibling_imports():
+    graph = {
+        "onnxport.ir.io": {"onnxport.errors", "onnxport.ir.validate"},
+        "onnxport.ir.validate": set(),
+        "onnxport.plugin.registry": {"onnxport.importing.layout"},
+        "onnxport.exporting.pipeline": {"onnxport.importing.plan", "onnxport.plugin.adapt"},
+        "onnxport.tools.cli": {"onnxport"},
+    }
+    assert layer_violations(graph) == [
+        "onnxport.exporting.pipeline -> onnxport.importing.plan",
+        "onnxport.plugin.registry -> onnxport.importing.layout",
+        "onnxport.tools.cli -> onnxport (the top of the package)",
+    ]

@@ -1,4 +1,4 @@
-"""The channels-last plan (onnxport.layout) on hand-built graphs, with no framework: which values
+"""The channels-last plan (onnxport.importing.layout) on hand-built graphs, with no framework: which values
 stay NHWC, where they convert back, which weights are read HWIO; and the registration of
 channels-last variants (duplicates raise)."""
 
@@ -13,10 +13,10 @@ import onnx_ir as ir
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxport import layout
-from onnxport.driver import ImportPlan
 from onnxport.errors import RegistryError
-from onnxport.registry import Registry
+from onnxport.importing import layout
+from onnxport.importing.plan import ImportPlan
+from onnxport.plugin.registry import Registry
 
 
 def _w(name: str, *shape: int) -> onnx.TensorProto:

@@ -8,7 +8,7 @@ import onnx_ir as ir
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxport import npdtypes
+from onnxport.ir import npdtypes
 
 ARRAYS = [np.arange(-3, 3, dtype=t).reshape(2, 3) for t in (np.float32, np.float64, np.float16, np.int8, np.int16,
                                                           np.int32, np.int64)]

@@ -11,10 +11,11 @@ import pytest
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
-from onnxport import mlops, program
-from onnxport import sequence as seqs
-from onnxport.signal import cosine_window, stft_frames
-from onnxport.tfidf import string_pool, tfidf_plan
+from onnxport.importing import program
+from onnxport.opmath import mlops
+from onnxport.opmath import sequence as seqs
+from onnxport.opmath.signal import cosine_window, stft_frames
+from onnxport.opmath.tfidf import string_pool, tfidf_plan
 
 
 def _run_reference(node, inputs, outputs, feeds, domain_versions=(("", 22),)):
@@ -160,7 +161,7 @@ def test_trainable_initializers():
 @pytest.mark.parametrize("align_corners", [0, 1])
 @pytest.mark.parametrize("size", [[2, 3, 4, 5], [1, 1, 3, 2, 4]])  # no size-1 dim: see test below
 def test_affine_base_matches_reference(align_corners, size):
-    from onnxport.grid import affine_base
+    from onnxport.opmath.grid import affine_base
 
     r = len(size) - 2
     theta = np.random.default_rng(3).standard_normal((size[0], r, r + 1)).astype(np.float32)
@@ -174,7 +175,7 @@ def test_affine_base_matches_reference(align_corners, size):
 
 
 def test_grid_coordinates():
-    from onnxport.grid import cubic_weights, sample_bounds, unnormalize
+    from onnxport.opmath.grid import cubic_weights, sample_bounds, unnormalize
 
     v = np.array([-1.0, 0.0, 1.0])
     np.testing.assert_allclose(unnormalize(v, 5, 1), [0, 2, 4])
@@ -189,7 +190,7 @@ def test_grid_coordinates():
 def test_affine_base_size_one_axis():
     """A size-1 axis with align_corners sits at 0 (the reference divides by zero there; onnxruntime
     differs too: measured, left as the backends had it)."""
-    from onnxport.grid import affine_base
+    from onnxport.opmath.grid import affine_base
 
     np.testing.assert_array_equal(affine_base([1, 2], 1), [[-1, 0, 1], [1, 0, 1]])
 
@@ -198,7 +199,7 @@ def test_onnx_slice_matches_onnxruntime():
     """(The reference implementation slices with numpy and gets clamped negative steps wrong.)"""
     import onnxruntime as ort
 
-    from onnxport.slicing import onnx_slice
+    from onnxport.opmath.slicing import onnx_slice
 
     x = np.arange(7, dtype=np.float32)
     node = helper.make_node("Slice", ["x", "s", "e", "a", "t"], ["y"])
@@ -219,7 +220,7 @@ def test_onnx_slice_matches_onnxruntime():
 
 
 def test_even_split_matches_reference():
-    from onnxport.slicing import even_split
+    from onnxport.opmath.slicing import even_split
 
     for dim, n in ((7, 3), (6, 3), (5, 4), (1, 1), (8, 5)):
         x = np.arange(dim, dtype=np.float32)
@@ -235,7 +236,7 @@ def test_even_split_matches_reference():
 
 @pytest.mark.parametrize("attrs", [{}, {"strides": [2, 1], "pads": [1, 0, 1, 1]}, {"dilations": [1, 2]}], ids=str)
 def test_col2im_targets_match_reference(attrs):
-    from onnxport.col2im import col2im_targets
+    from onnxport.opmath.col2im import col2im_targets
 
     image, block = [5, 6], [2, 3]
     st, dl, pd = attrs.get("strides", [1, 1]), attrs.get("dilations", [1, 1]), attrs.get("pads", [0, 0, 0, 0])

@@ -1,9 +1,10 @@
-"""Op facts declared once (onnxport.opfacts): the derived sets every consumer reads."""
+"""Op facts declared once (onnxport.plugin.opfacts): the derived sets every consumer reads."""
 
 from __future__ import annotations
 
-from onnxport import driver, optimize
-from onnxport.opfacts import NO_FOLD_OPS, RANDOM_OPS, SETTING_INPUTS, STATISTICS_INPUTS, facts
+from onnxport.exporting.passes import optimize
+from onnxport.importing import plan as driver
+from onnxport.plugin.opfacts import NO_FOLD_OPS, RANDOM_OPS, SETTING_INPUTS, STATISTICS_INPUTS, facts
 
 
 def test_derived_sets():

@@ -19,10 +19,10 @@ import onnx
 import onnx_ir as ir
 import pytest
 
-from onnxport.driver import adapt, infer_shapes
 from onnxport.errors import ConversionError
-from onnxport.export import MIN_OPSET, downgrade
-from onnxport.plugins import registry
+from onnxport.exporting.pipeline import MIN_OPSET, downgrade
+from onnxport.importing.plan import adapt, infer_shapes
+from onnxport.plugin.discovery import registry
 from onnxport_testkit.adapter_cases import (
     ADAPTER_CASES,
     DOWN_CASES,

@@ -10,7 +10,7 @@ import onnxruntime as ort
 import pytest
 from onnx import helper, numpy_helper
 
-from onnxport.optimize import optimize
+from onnxport.exporting.passes.optimize import optimize
 
 from ..conftest import make_model, tensor_info
 

@@ -9,7 +9,7 @@ import onnxruntime as ort
 import pytest
 from onnx import helper, numpy_helper
 
-from onnxport.optimize import optimize
+from onnxport.exporting.passes.optimize import optimize
 
 from ..conftest import make_model, tensor_info
 
@@ -193,7 +193,7 @@ def test_two_transposes_become_one() -> None:
     import onnxruntime as ort
     from onnx import TensorProto, helper
 
-    from onnxport.optimize import optimize
+    from onnxport.exporting.passes.optimize import optimize
 
     def build(extra_reader: bool):
         nodes = [helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1, 3]),

@@ -10,7 +10,7 @@ import onnx_ir as ir
 import onnxruntime as ort
 from onnx import TensorProto, helper
 
-from onnxport.patterns import fuse_patterns
+from onnxport.exporting.fusions.patterns import fuse_patterns
 
 _F = TensorProto.FLOAT
 

@@ -1,4 +1,4 @@
-"""The core's pooling window arithmetic (onnxport.pads) against onnxruntime's MaxPool (the ONNX
+"""The core's pooling window arithmetic (onnxport.opmath.pads) against onnxruntime's MaxPool (the ONNX
 reference implementation gets SAME_LOWER output sizes wrong)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import onnxruntime as ort
 import pytest
 from onnx import helper
 
-from onnxport.pads import pool_settings, window_slices
+from onnxport.opmath.pads import pool_settings, window_slices
 
 
 def _reference_max_pool(x, **attrs):
@@ -58,7 +58,7 @@ def test_pool_settings_match_reference(attrs):
     dict(kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER"),
 ], ids=str)
 def test_average_pool_counts_match_onnxruntime(attrs):
-    from onnxport.pads import average_pool_counts, window_sums
+    from onnxport.opmath.pads import average_pool_counts, window_sums
 
     x = np.random.default_rng(5).standard_normal((1, 2, 7, 8)).astype(np.float32)
     node = helper.make_node("AveragePool", ["x"], ["y"], **attrs)

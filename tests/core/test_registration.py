@@ -9,10 +9,10 @@ import types
 import pytest
 
 import onnxport
-from onnxport import plugins
-from onnxport.backend import Backend
 from onnxport.errors import RegistryError
-from onnxport.registry import Registry, module_exporter
+from onnxport.plugin import discovery as plugins
+from onnxport.plugin.backend import Backend
+from onnxport.plugin.registry import Registry, module_exporter
 
 
 def _noop(*args, **kwargs):
@@ -104,7 +104,7 @@ def test_primitive_for_a_backend_not_installed_is_refused():
 
 
 def test_installed_registry_is_consistent():
-    reg = onnxport.registry()
+    reg = onnxport.plugin.registry()
     reg.check_backends()
     if "torch" in reg.backends:
         keys = [p.key for p in reg.module_exports("torch")]

@@ -10,9 +10,10 @@ import types
 import pytest
 
 import onnxport
-from onnxport import hookspecs, plugins, spec
 from onnxport.errors import PluginError, RegistryError
-from onnxport.registry import Registry, importer
+from onnxport.plugin import discovery as plugins
+from onnxport.plugin import hookspecs, spec
+from onnxport.plugin.registry import Registry, importer
 
 
 def _noop(ctx, x):
@@ -122,8 +123,23 @@ def test_plugin_registration_error_names_plugin():
         plugins.build_registry(pm)
 
 
+def test_misspelt_hook_name_is_refused():
+    mod = types.ModuleType("typoplugin")
+
+    @onnxport.hookimpl
+    def onnxport_registr(registrar):  # one letter short: pluggy would call it never
+        registrar.add_import("torch", "Relu", _noop, since=14)
+
+    mod.onnxport_registr = onnxport_registr
+    with pytest.raises(PluginError, match=r"'typoplugin'.*onnxport_registr.*the hooks are onnxport_backend_for, onnxport_register"):
+        plugins.make_manager(extra_plugins=[mod], entry_points=False)
+    good = types.ModuleType("goodplugin")
+    good.onnxport_register = onnxport.hookimpl(lambda registrar: None)
+    assert plugins.make_manager(extra_plugins=[good], entry_points=False).has_plugin("goodplugin")
+
+
 def test_core_defaults_register_through_the_same_hook():
-    reg = onnxport.registry()
+    reg = onnxport.plugin.registry()
     assert "onnxport.defaults" in reg.plugins
     assert reg.adapter("", "Squeeze", 11) is not None
 
@@ -162,7 +178,7 @@ def test_lazy_discovery_imports_a_backends_primitives_on_first_use(tmp_path, mon
         "from onnxport import importer\n@importer('Relu', since=14)\ndef f(ctx, x):\n    return x\n"
     )
     (tmp_path / "lazybe.py").write_text(
-        "from onnxport.backend import Backend\n"
+        "from onnxport.plugin.backend import Backend\n"
         "class LazyBackend(Backend):\n    name = 'lazy'\n"
         "    def import_model(self, plan, **options):\n        return plan\n"
     )
@@ -205,13 +221,13 @@ def test_lazy_discovery_stays_loud(tmp_path, monkeypatch):
 
 
 def test_first_registry_use_imports_no_framework():
-    """``onnxport.registry()`` names the installed backends without importing a framework or a
+    """``onnxport.plugin.registry()`` names the installed backends without importing a framework or a
     primitive module; using one backend imports that backend's primitives only."""
     import subprocess
 
     code = (
         "import sys, onnxport\n"
-        "reg = onnxport.registry(); names = onnxport.backends()\n"
+        "reg = onnxport.plugin.registry(); names = onnxport.backends()\n"
         "heavy = [m for m in sys.modules if m.split('.')[0] in ('torch', 'jax', 'tensorflow', 'keras')"
         " or '.ops.' in m]\n"
         "assert not heavy, heavy[:10]\n"

@@ -1,4 +1,4 @@
-"""The core's Resize maths (onnxport.resize) against the ONNX reference implementation."""
+"""The core's Resize maths (onnxport.opmath.resize) against the ONNX reference implementation."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
-from onnxport.resize import resize_plan, resize_sizes
+from onnxport.opmath.resize import resize_plan, resize_sizes
 
 
 def _numpy_resize(x, roi, scales, sizes, *, axes=None, policy="stretch", mode, coord, nearest_mode="round_prefer_floor",

@@ -1,4 +1,4 @@
-"""The core's recurrent cells and activation resolution (onnxport.rnn) against onnxruntime
+"""The core's recurrent cells and activation resolution (onnxport.opmath.rnn) against onnxruntime
 (the ONNX reference implementation ignores ``clip`` and ``linear_before_reset``)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import onnxruntime as ort
 import pytest
 from onnx import helper
 
-from onnxport.rnn import activation_specs, gru_cell, lstm_cell, reversed_directions, rnn_cell
+from onnxport.opmath.rnn import activation_specs, gru_cell, lstm_cell, reversed_directions, rnn_cell
 
 
 def _sigmoid(x):

@@ -11,10 +11,11 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx_ir.passes.common import RemoveInitializersFromInputsPass
 
 import onnxport
-from onnxport import driver, shapes
-from onnxport import io as _io
-from onnxport.context import value_shape
 from onnxport.errors import ModelError
+from onnxport.importing import plan as driver
+from onnxport.importing.context import value_shape
+from onnxport.ir import io as _io
+from onnxport.ir import shapes
 from onnxport_testkit import fuzz_seeds
 from onnxport_testkit.light import light_models
 

@@ -7,8 +7,8 @@ import onnx
 import pytest
 from onnx.reference import ReferenceEvaluator
 
-from onnxport.pads import explicit_pads, resolve_pads, spatial_settings
-from onnxport.signal import mel_weight_matrix
+from onnxport.opmath.pads import explicit_pads, resolve_pads, spatial_settings
+from onnxport.opmath.signal import mel_weight_matrix
 
 
 @pytest.mark.parametrize("args", [(8, 16, 8192, 0.0, 4096.0), (5, 33, 16000, 30.0, 7000.0), (3, 8, 100, 1.0, 49.0)])

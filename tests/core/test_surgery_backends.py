@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import onnxport
-from onnxport.edit import prune_channels, size_groups
+from onnxport.edit.surgery import prune_channels, size_groups
 
 from .test_surgery_prune import SHAPES, nets, run
 
@@ -41,7 +41,7 @@ def test_widened_inserted_and_removed_models_import_into_torch() -> None:
     torch = pytest.importorskip("torch")
     if "torch" not in onnxport.backends():
         pytest.skip("the torch backend is not installed")
-    from onnxport.edit import insert_layer, remove_layer, widen_channels
+    from onnxport.edit.surgery import insert_layer, remove_layer, widen_channels
 
     edits = {
         "densenet": widen_channels(nets.onnx_bytes("densenet", False), "/block/block.1/conv/Conv", 7, init="net2net"),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import onnx
 
-from onnxport import cli
-from onnxport.edit import size_groups
+from onnxport.edit.surgery import size_groups
+from onnxport.tools import cli
 
 from .test_surgery_prune import SHAPES, nets, run
 

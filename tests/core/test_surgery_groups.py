@@ -10,7 +10,7 @@ import pytest
 from onnx import helper, numpy_helper
 
 from onnxport import OnnxportError
-from onnxport.edit import SizeAlignmentError, channel_scores, prune_channels, size_groups
+from onnxport.edit.surgery import SizeAlignmentError, channel_scores, prune_channels, size_groups
 
 from ..conftest import make_model, tensor_info
 from .test_surgery_prune import run
@@ -217,7 +217,7 @@ def test_grouped_conv_prunes_the_same_local_channels_in_every_group() -> None:
     assert [n for n in pruned.graph if n.name == "grouped"][0].attributes["group"].value == 2
     onnx.checker.check_model(ir.serde.serialize_model(pruned), full_check=True)
     # widening a grouped layer adds the new channels to every group (sizes are per group)
-    from onnxport.edit import widen_channels
+    from onnxport.edit.surgery import widen_channels
 
     wide = widen_channels(model, "grouped", 8)
     shapes = {k: v.const_value.shape for k, v in wide.graph.initializers.items()}

@@ -7,7 +7,7 @@ import onnx
 import onnx_ir as ir
 import pytest
 
-from onnxport.edit import SizeAlignmentError, insert_layer, remove_layer, size_groups
+from onnxport.edit.surgery import SizeAlignmentError, insert_layer, remove_layer, size_groups
 
 from .test_surgery_prune import SHAPES, nets, run
 

@@ -8,7 +8,7 @@ import onnx_ir as ir
 import onnxruntime as ort
 import pytest
 
-from onnxport.edit import prune_channels, size_groups, widen_channels
+from onnxport.edit.surgery import prune_channels, size_groups, widen_channels
 
 light = pytest.importorskip("onnxport_testkit.light")
 

@@ -8,9 +8,9 @@ import onnx_ir as ir
 import onnxruntime as ort
 import pytest
 
-from onnxport.edit import prune_channels, size_groups
-from onnxport.surgery._model import const_array
-from onnxport.surgery.groups import OUT_ROLES, channel_indices
+from onnxport.edit.surgery import prune_channels, size_groups
+from onnxport.edit.surgery._model import const_array
+from onnxport.edit.surgery.groups import OUT_ROLES, channel_indices
 
 pytest.importorskip("torch")
 from . import _surgery_nets as nets  # noqa: E402

@@ -7,7 +7,7 @@ import onnx
 import onnx_ir as ir
 import pytest
 
-from onnxport.edit import SizeAlignmentError, size_groups, widen_channels
+from onnxport.edit.surgery import SizeAlignmentError, size_groups, widen_channels
 
 from .test_surgery_prune import SHAPES, nets, run
 

@@ -1,4 +1,4 @@
-"""The exporters' transpose-sinking pass (onnxport.transpose) on hand-built graphs, as the JAX
+"""The exporters' transpose-sinking pass (onnxport.exporting.passes.transpose) on hand-built graphs, as the JAX
 exporter writes them (intermediate values untyped): rewritten values keep a type, graph outputs
 keep their names, and the results stay the same in onnxruntime."""
 
@@ -9,7 +9,7 @@ import onnx
 import onnx_ir as ir
 import onnxruntime as ort
 
-from onnxport.transpose import count_transposes, push_transposes
+from onnxport.exporting.passes.transpose import count_transposes, push_transposes
 
 NCHW, NHWC = [0, 3, 1, 2], [0, 2, 3, 1]
 RNG = np.random.default_rng(0)

@@ -322,7 +322,7 @@ def test_save_writes_external_data_on_request_beside_the_model(tmp_path):
 
 
 def test_save_goes_external_past_the_protobuf_limit(tmp_path, monkeypatch):
-    monkeypatch.setattr(onnxport.io, "EXTERNAL_DATA_BYTES", 1000)  # the 2 GB rule, at a testable size
+    monkeypatch.setattr(onnxport.ir.io, "EXTERNAL_DATA_BYTES", 1000)  # the 2 GB rule, at a testable size
     model = onnxport.load(_add_model(_w(np.ones(400)), (400,)))
     onnxport.save(model, tmp_path / "m.onnx")
     assert (tmp_path / "m.onnx.data").stat().st_size == 1600

@@ -9,9 +9,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxport import io as _io
-from onnxport import validate
 from onnxport.errors import ModelError
+from onnxport.ir import io as _io
+from onnxport.ir import validate
 from onnxport_testkit import fuzz
 from onnxport_testkit.light import light_models
 

@@ -1,4 +1,4 @@
-"""A model file's large weights are read in place at import (``onnxport.filedata``): same model,
+"""A model file's large weights are read in place at import (``onnxport.ir.filedata``): same model,
 same errors, every weight bit-exact, whatever the file holds."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 from onnx import TensorProto, numpy_helper
 
 import onnxport
-from onnxport import filedata
 from onnxport.errors import ModelError, OnnxportError
+from onnxport.ir import filedata
 
 from .._in_place import check_file_import, in_place_model
 

@@ -16,7 +16,7 @@ import pytest
 
 import onnxport
 from onnxport.errors import ConversionError, UnsupportedOpError
-from onnxport.opfacts import marked_not_trainable
+from onnxport.plugin.opfacts import marked_not_trainable
 
 nnx = pytest.importorskip("flax.nnx")
 

@@ -1,5 +1,5 @@
 """JAX export: scaled dot-product attention becomes one ONNX ``Attention`` node at opset 23+
-(:mod:`onnxport.patterns_attention`), in the forms Flax's ``nnx.MultiHeadAttention``,
+(:mod:`onnxport.exporting.fusions.patterns_attention`), in the forms Flax's ``nnx.MultiHeadAttention``,
 ``jax.nn.dot_product_attention`` and hand-written ``jnp`` attention trace to, and computes what JAX
 computes in onnxruntime (float32: rtol 1e-5, atol 1e-6; measured differences are below 6e-7,
 the scale being applied once to Q·Kᵀ instead of to Q). Below opset 23, and for look-alike graphs

@@ -1,5 +1,5 @@
 """JAX export: a scan whose body is an LSTM step becomes one ONNX ``LSTM`` node
-(:mod:`onnxport.patterns_lstm`): Flax's ``nnx.RNN`` over ``OptimizedLSTMCell`` (one product for
+(:mod:`onnxport.exporting.fusions.patterns_lstm`): Flax's ``nnx.RNN`` over ``OptimizedLSTMCell`` (one product for
 all gates, then a split) and ``LSTMCell`` (one product per gate), and a hand-written
 ``lax.scan`` (forward and reverse), with the weights packed into ``W``/``R``/``B`` initializers
 in ONNX's gate order. onnxruntime vs JAX, float32: rtol 1e-5, atol 1e-6 (measured: below 1e-7;

@@ -13,7 +13,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxport
-from onnxport import filedata
+from onnxport.ir import filedata
 from onnxport_jax import transfer
 from onnxport_jax.ops.import_ import shape_ops
 

@@ -12,7 +12,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import onnxport
-from onnxport.layout import passed_on
+from onnxport.importing.layout import passed_on
 from onnxport_jax.ops.import_ import conv, normalization, pool, shape_ops
 
 RNG = np.random.default_rng(0)

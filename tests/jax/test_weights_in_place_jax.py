@@ -18,7 +18,7 @@ def test_file_import_aligns_the_arrays_it_reads(tmp_path):
     import onnx
     import onnx_ir as ir
 
-    from onnxport import filedata
+    from onnxport.ir import filedata
     from tests._in_place import in_place_model
 
     path = tmp_path / "m.onnx"

@@ -222,7 +222,7 @@ def test_tensor_list_of_unknown_element_shape_out_of_order_write_fails_in_runtim
 
 
 def test_rnn_without_layer_primitive_exports_through_its_while_loop():
-    layer = keras.layers.SimpleRNN(4, return_sequences=True)
+    layer = keras.layers.RNN(keras.layers.SimpleRNNCell(4), return_sequences=True)  # the generic RNN: no primitive
     x = rand(2, 6, 3)
     ref = layer(x)
     proto = export_checked(layer, [x])

@@ -35,7 +35,7 @@ def test_layer_primitive_sample(kind, sample):
     kinds = [n.op_type for n in proto.graph.node]
     assert set(sample.emits) <= set(kinds)
     assert "Loop" not in kinds  # the traced While loop of a recurrent layer is not exported
-    assert f"keras.layers.{kind}" in model.meta.get(onnxport.export.targets_key("tensorflow"), [])
+    assert f"keras.layers.{kind}" in model.meta.get(onnxport.exporting.pipeline.targets_key("tensorflow"), [])
     got = _run(proto, xs)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=sample.rtol or 1e-5, atol=sample.atol or 1e-6)
@@ -46,13 +46,13 @@ def test_layer_primitive_sample(kind, sample):
 
 
 def test_layer_primitives_are_module_export_primitives():
-    reg = onnxport.registry()
+    reg = onnxport.plugin.registry()
     keys = {p.key for p in reg.module_exports("tensorflow")}
-    for cls in (keras.layers.LSTM, keras.layers.GRU, keras.layers.Bidirectional, keras.layers.BatchNormalization,
-                keras.layers.LayerNormalization):
+    for cls in (keras.layers.LSTM, keras.layers.GRU, keras.layers.SimpleRNN, keras.layers.Bidirectional,
+                keras.layers.BatchNormalization, keras.layers.LayerNormalization):
         assert reg.find_module_export("tensorflow", cls) is not None
         assert not any(p.target.startswith("keras.layers.") for p in reg.exports("tensorflow"))
-    assert len(keys) == 5
+    assert len(keys) == 6
     with pytest.raises(RegistryError, match="duplicate module export primitive"):
         reg.add_module_export("tensorflow", keras.layers.LSTM, lambda g, layer, x: x)
 

@@ -12,7 +12,7 @@ keras = pytest.importorskip("keras")
 pytest.importorskip("torch")
 
 import onnxport  # noqa: E402
-from onnxport.edit import prune_channels  # noqa: E402
+from onnxport.edit.surgery import prune_channels  # noqa: E402
 from tests.conftest import make_model, tensor_info  # noqa: E402
 from tests.core import _surgery_nets as nets  # noqa: E402
 
@@ -91,7 +91,7 @@ def test_residual_shortcut_and_shared_weight_train_once() -> None:
 
 
 def test_widened_inserted_and_removed_models_import_into_tensorflow() -> None:
-    from onnxport.edit import insert_layer, remove_layer, widen_channels
+    from onnxport.edit.surgery import insert_layer, remove_layer, widen_channels
 
     edits = {
         "densenet": widen_channels(nets.onnx_bytes("densenet", False), "/block/block.1/conv/Conv", 7, init="net2net"),

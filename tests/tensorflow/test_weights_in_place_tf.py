@@ -20,7 +20,7 @@ def test_large_weights_fill_their_variables_block_by_block(tmp_path, monkeypatch
     import onnx
 
     import onnxport
-    from onnxport import filedata
+    from onnxport.ir import filedata
     from onnxport_tensorflow import importer
     from tests._in_place import in_place_model
 
@@ -48,7 +48,7 @@ def test_row_blocks_reassemble_the_tensor(tmp_path):
     import onnx
     import onnx_ir as ir
 
-    from onnxport import filedata
+    from onnxport.ir import filedata
     from tests._in_place import in_place_model
 
     path = tmp_path / "m.onnx"

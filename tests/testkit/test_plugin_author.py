@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from onnxport import cli
+from onnxport.tools import cli
 
 pytest.importorskip("onnxport_torch")
 

@@ -17,7 +17,7 @@ EXAMPLE = Path(__file__).parent / "fixtures" / "plugin_example"
 
 @pytest.fixture
 def example_installed(monkeypatch):
-    from onnxport import plugins
+    from onnxport.plugin import discovery as plugins
 
     monkeypatch.syspath_prepend(str(EXAMPLE))  # as if pip-installed: the entry point is found
     monkeypatch.setenv("ONNXPORT_BLOCK_PLUGINS", "jax,tensorflow")
@@ -29,7 +29,7 @@ def example_installed(monkeypatch):
 def test_entry_point_registers_the_custom_op(example_installed) -> None:
     import onnxport
 
-    reg = onnxport.registry()
+    reg = onnxport.plugin.registry()
     assert "example" in reg.plugins
     prim = reg.find_import("torch", "com.example", "ScaledTanh", 1)
     assert prim is not None and prim.source == "onnxport_example.ops.scaled_tanh.scaled_tanh"

@@ -62,12 +62,17 @@ def test_missing_packages() -> None:
     assert skips.missing_packages("numpy no_such_module_xyz") == ["no_such_module_xyz"]
 
 
+def test_present_packages() -> None:
+    assert skips.present_packages("no_such_module_xyz, other_missing_module") == []
+    assert skips.present_packages("numpy no_such_module_xyz") == ["numpy"]
+
+
 def _run(tmp_path: Path, body: str, env_extra: dict[str, str]) -> subprocess.CompletedProcess:
     """pytest on one file in a folder whose conftest is the suite's own (the guard's wiring)."""
     (tmp_path / "conftest.py").write_text((ROOT / "tests" / "conftest.py").read_text().replace(
         'Path(__file__).with_name("allowed_skips.txt")', f"Path({str(ROOT / 'tests' / 'allowed_skips.txt')!r})"))
     (tmp_path / "test_one.py").write_text(body)
-    env = {k: v for k, v in os.environ.items() if k not in (skips.ENV_VAR, skips.PACKAGES_VAR)}
+    env = {k: v for k, v in os.environ.items() if k not in (skips.ENV_VAR, skips.PACKAGES_VAR, skips.ABSENT_VAR)}
     env.update(env_extra)
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
                            "-p", "no:onnxport", str(tmp_path)], cwd=tmp_path, env=env, capture_output=True,

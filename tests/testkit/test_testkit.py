@@ -20,7 +20,7 @@ GENERATED = "from onnxport_testkit.generated import *  # noqa: F403\n"
 @pytest.fixture
 def fresh_registry():
     """Rebuild the plugin registry before and after: the runs below change the installed plugins."""
-    from onnxport import plugins
+    from onnxport.plugin import discovery as plugins
 
     plugins.reset()
     yield
@@ -44,7 +44,7 @@ def fake_env(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, fresh_r
 
 
 def run(p: pytest.Pytester, *args: str) -> pytest.RunResult:
-    from onnxport import plugins
+    from onnxport.plugin import discovery as plugins
 
     plugins.reset()  # the environment of this run decides which plugins register
     return p.runpytest_inprocess("-p", "no:cacheprovider", "-n", "0", "--onnxport-backend", "fake", *args)
@@ -175,7 +175,7 @@ def test_hook_problems_names_undocumented_arguments() -> None:
 
 
 def test_every_hook_is_documented_for_contributors() -> None:
-    from onnxport import hookspecs
+    from onnxport.plugin import hookspecs
     from onnxport_testkit.meta import hook_problems
 
     text = (Path(__file__).parents[2] / "CONTRIBUTING.md").read_text()

@@ -11,7 +11,7 @@ import onnx_ir as ir
 import onnxruntime as ort
 import torch
 
-from onnxport.driver import iter_nodes
+from onnxport.importing.plan import iter_nodes
 
 
 def flatten(out: Any) -> list[torch.Tensor]:

@@ -16,7 +16,7 @@ from onnxport_testkit import runner
 
 
 def _prim(target: str):
-    return onnxport.registry().find_export("torch", target)
+    return onnxport.plugin.registry().find_export("torch", target)
 
 
 def test_sample_is_also_run_at_a_larger_batch(monkeypatch):

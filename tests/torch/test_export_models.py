@@ -12,7 +12,7 @@ from torch import nn
 from torch.export import Dim
 
 import onnxport
-from onnxport import spec
+from onnxport.plugin import spec
 from onnxport_torch.exporter import NAME_SCOPES_KEY
 
 from ._export_check import check_model, compare, op_types

@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 import onnxport
-from onnxport.edit import prune_channels
+from onnxport.edit.surgery import prune_channels
 from onnxport.errors import ModelError
 from onnxport_torch.residual import Parallel, Residual
 

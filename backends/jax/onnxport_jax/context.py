@@ -9,8 +9,8 @@ import jax
 import numpy as np
 import onnx_ir as ir
 
-from onnxport import context as _core
 from onnxport.errors import ConversionError, InputError
+from onnxport.importing import context as _core
 
 from . import dtypes
 
@@ -58,7 +58,7 @@ def is_static(x: Any) -> bool:
 
 
 class NodeContext(_core.NodeContext):
-    """Static facts about one node, fixed at import time (:class:`onnxport.context.NodeContext`).
+    """Static facts about one node, fixed at import time (:class:`onnxport.importing.context.NodeContext`).
 
     Primitives run when the model is applied, on ``jax.Array`` values (tracers under ``jax.jit``)
     or on numpy values for everything computed from static shapes and constants. ``ctx`` tells

@@ -1,4 +1,4 @@
-"""The JAX backend object's export hooks (:class:`onnxport.backend.Exporter`), used by the
+"""The JAX backend object's export hooks (:class:`onnxport.plugin.backend.Exporter`), used by the
 testkit: which objects the exporter takes, sample preparation and checks, native runs."""
 
 from __future__ import annotations
@@ -12,16 +12,16 @@ import jax.numpy as jnp
 import numpy as np
 import onnx_ir as ir
 
-from onnxport import export as _export
-from onnxport.backend import Exporter
+from onnxport.exporting import pipeline as _export
+from onnxport.plugin.backend import Exporter
 
 from . import layers
 from .exporter import _is_nnx_module, export_model
 
 
 class ExportSupport(Exporter):
-    """The JAX backend's export part (:class:`onnxport.backend.Exporter`); mixed in before
-    :class:`onnxport.backend.Backend`, so its :meth:`from_numpy` is the backend's."""
+    """The JAX backend's export part (:class:`onnxport.plugin.backend.Exporter`); mixed in before
+    :class:`onnxport.plugin.backend.Backend`, so its :meth:`from_numpy` is the backend's."""
 
     def handles(self, obj: Any) -> bool:
         """Flax NNX modules and imported JaxModels (plain functions are claimed by their inputs)."""
@@ -65,7 +65,7 @@ class ExportSupport(Exporter):
         """The sample traced one of the JAX primitives its export function is registered for."""
         import onnxport
 
-        targets = {p.target for p in onnxport.registry().exports("jax") if p.fn is prim.fn}
+        targets = {p.target for p in onnxport.plugin.registry().exports("jax") if p.fn is prim.fn}
         traced = model.meta.get("onnxport.jax.targets", [])
         lo = layers.min_opset(prim.target)
         if lo is not None and model.opset_imports.get("", 0) < lo:

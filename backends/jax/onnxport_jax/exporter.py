@@ -28,11 +28,12 @@ import numpy as np
 import onnx_ir as ir
 from jax.extend.core import jaxprs_in_params
 
-from onnxport import export as _export
-from onnxport.build import Builder
 from onnxport.errors import ConversionError, InputError, UnsupportedOpError
-from onnxport.export import FunctionBody
-from onnxport.opfacts import mark_not_trainable
+from onnxport.exporting import pipeline as _export
+from onnxport.exporting.builder import Builder
+from onnxport.exporting.pipeline import FunctionBody
+from onnxport.optional import loaded
+from onnxport.plugin.opfacts import mark_not_trainable
 
 from . import dtypes, layers
 
@@ -432,11 +433,8 @@ def _scope_name(eqn: Any) -> str:
 
 # -- what is exported ----------------------------------------------------------------------------
 def _is_nnx_module(obj: Any) -> bool:
-    try:
-        from flax import nnx
-    except ImportError:  # pragma: no cover - flax is optional
-        return False
-    return isinstance(obj, nnx.Module)
+    nnx = loaded("flax.nnx")  # Flax is optional: a module of it exists only once it is imported
+    return nnx is not None and isinstance(obj, nnx.Module)
 
 
 def _as_function(obj: Any, params: Any) -> tuple[Callable[..., Any], Any, bool]:
@@ -455,11 +453,13 @@ def _as_function(obj: Any, params: Any) -> tuple[Callable[..., Any], Any, bool]:
         from flax import nnx
 
         # the module's random-number state (an LSTM cell keeps its Rngs to draw initial carries)
-        # is no parameter: closed over, it is a constant, and a draw from it is refused when traced
+        # is no parameter: closed over, it is a constant (a draw an output depends on is refused).
+        # The module is rebuilt inside the trace from copies of its Variables, as nnx.jit does, so
+        # a call may advance its Rngs counts or other state; the user's module stays as it was
         graphdef, rngs, state = nnx.split(obj, nnx.RngState, ...)
 
         def apply_module(s: Any, *xs: Any) -> Any:
-            return nnx.merge(graphdef, rngs, s)(*xs)
+            return nnx.merge(graphdef, rngs, s, copy=True)(*xs)
 
         return apply_module, state if params is None else params, True
     if not callable(obj):
@@ -470,9 +470,8 @@ def _as_function(obj: Any, params: Any) -> tuple[Callable[..., Any], Any, bool]:
 def _trainable_leaves(params: Any, n: int) -> list[bool]:
     """Per leaf of ``params``: whether it is a weight to train. An NNX state's leaves are weights
     when they are ``nnx.Param`` (``BatchStat`` & co. are not); any other pytree's leaves all are."""
-    try:
-        from flax import nnx
-    except ImportError:  # pragma: no cover - flax is optional
+    nnx = loaded("flax.nnx")
+    if nnx is None:
         return [True] * n
     variables = jax.tree_util.tree_leaves(params, is_leaf=lambda x: isinstance(x, nnx.Variable))
     if len(variables) != n or not any(isinstance(v, nnx.Variable) for v in variables):
@@ -531,7 +530,31 @@ def trace(obj: Any, example_inputs: Any = (), *, params: Any = None, dynamic_sha
     except Exception as exc:
         raise ConversionError(f"jax.make_jaxpr could not trace {getattr(fn, '__name__', type(obj).__name__)}: "
                               f"{type(exc).__name__}: {exc}") from exc
-    return closed, names, len(names)
+    return _without_dead_draws(closed), names, len(names)
+
+
+def _is_key(x: Any) -> bool:
+    dt = getattr(x, "dtype", None)
+    return dt is not None and not isinstance(dt, np.dtype) and jax.dtypes.issubdtype(dt, jax.dtypes.prng_key)
+
+
+def _without_dead_draws(closed: Any) -> Any:
+    """``closed`` without the computations no output reads, when it draws random numbers.
+
+    A module may draw from its ``Rngs`` where the result does not depend on the draw (an RNN's
+    initial carry made by a zeros initializer from a fresh key): those draws, the key arithmetic
+    and the closed-over keys are dead code and go; a draw an output depends on stays (and is
+    refused by :func:`check_supported`)."""
+    if not (any(_is_key(c) for c in closed.consts)
+            or any(e.primitive.name in RANDOM_PRIMITIVES for e in _iter_eqns(closed.jaxpr))):
+        return closed
+    from jax._src.interpreters import partial_eval as pe
+
+    jaxpr = closed.jaxpr
+    keep = [False] * len(jaxpr.constvars) + [True] * len(jaxpr.invars)  # every input stays an input
+    new, used_consts, _ = pe.dce_jaxpr_consts(jaxpr, [True] * len(jaxpr.outvars), instantiate=keep)
+    consts = [c for c, used in zip(closed.consts, used_consts) if used]
+    return jax.extend.core.ClosedJaxpr(new, consts)
 
 
 def check_supported(closed: Any, registry: Any) -> None:
@@ -579,7 +602,7 @@ def export_model(
         key paths (``params.Dense_0.kernel``, ``layers.0.kernel``).
     :param dynamic_shapes: one dict per input from axis to a name (``({0: "batch"},)``): traced
         with ``jax.export`` symbolic dims, written as ONNX ``dim_param``s.
-    :param options: the common export options (:class:`onnxport.export.ExportOptions`: ``opset``,
+    :param options: the common export options (:class:`onnxport.exporting.pipeline.ExportOptions`: ``opset``,
         ``optimize``, ``fold_batchnorm``, ``fuse``, ``input_names``, ``output_names``;
         ``functions=True`` exports each nested ``jit`` call (a ``jax.jit``-decorated inner
         function) as a call of a model-local function, one per traced body; otherwise calls are
@@ -591,7 +614,7 @@ def export_model(
 
 
 def _export_model(obj: Any, example_inputs: Any, *, params: Any, dynamic_shapes: Any, **options: Any) -> ir.Model:
-    from onnxport.plugins import registry
+    from onnxport.plugin.discovery import registry
 
     opts = _export.ExportOptions.from_kwargs(options)
     if options:
@@ -650,7 +673,7 @@ def _export_model(obj: Any, example_inputs: Any, *, params: Any, dynamic_shapes:
         conv.annotate(out, var.aval)
     model = g.model(producer="onnxport-jax")
     if opts.optimize:  # channels-last layers: move their Transposes down so that pairs cancel
-        from onnxport.transpose import push_transposes
+        from onnxport.exporting.passes.transpose import push_transposes
 
         push_transposes(model)
     model = _export.finish(model, opts, backend="jax", foldable=conv.constant_names, targets=conv.used_targets,

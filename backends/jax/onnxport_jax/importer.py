@@ -16,13 +16,13 @@ import jax.numpy as jnp
 import numpy as np
 import onnx_ir as ir
 
-from onnxport.backend import Backend
-from onnxport.backend_parts import PackageNative
-from onnxport.driver import ImportPlan, iter_graphs
-from onnxport.filedata import readable
-from onnxport.inputs import input_spec
-from onnxport.layout import plan_program as plan_layout
-from onnxport.program import GraphCompiler
+from onnxport.importing.inputs import input_spec
+from onnxport.importing.layout import plan_program as plan_layout
+from onnxport.importing.plan import ImportPlan, iter_graphs
+from onnxport.importing.program import GraphCompiler
+from onnxport.ir.filedata import readable
+from onnxport.plugin.backend import Backend
+from onnxport.plugin.backend_parts import PackageNative
 
 from . import dtypes, layout
 from .context import DataDependentError, Mode, NodeContext

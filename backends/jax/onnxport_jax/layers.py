@@ -12,7 +12,9 @@ old path ends with. Every other call runs the layer's own ``__call__``: each fam
 
 The patch is on the layer classes, so it is visible to every thread while an export runs; a call
 is intercepted only on the thread that runs the export (a thread-local says so), and the classes
-get their own ``__call__`` back when the last export leaves.
+get their own ``__call__`` back when the last export leaves. Flax is optional: the classes are
+patched only when ``flax.nnx`` is already imported (no Flax layer exists otherwise), so an
+export of a plain function never imports Flax.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import contextlib
 import threading
 from collections.abc import Iterator
 from typing import Any
+
+from onnxport.optional import loaded
 
 from .layer_state import local
 
@@ -31,6 +35,8 @@ _lock = threading.Lock()
 _active = 0
 _saved: list[tuple[type, Any]] = []
 _saved_functions: list[tuple[Any, str, Any]] = []
+#: whether the layer classes carry the patch now
+_patched = False
 
 
 def _families() -> list[Any]:
@@ -64,12 +70,13 @@ def _wrap(cls: type, own: Any, family: Any) -> Any:
 @contextlib.contextmanager
 def intercepting(opset: int) -> Iterator[None]:
     """Flax NNX layer calls on this thread bind onnxport layer primitives inside the block."""
-    global _active
+    global _active, _patched
     if not enabled:
         yield
         return
     with _lock:
-        if _active == 0:
+        if not _patched and loaded("flax.nnx") is not None:
+            _patched = True
             for fam in _families():
                 cls = fam.layer_class()
                 own = cls.__dict__["__call__"]
@@ -88,7 +95,8 @@ def intercepting(opset: int) -> Iterator[None]:
         local.opset, local.made = outer
         with _lock:
             _active -= 1
-            if _active == 0:
+            if _active == 0 and _patched:
+                _patched = False
                 while _saved:
                     cls, own = _saved.pop()
                     cls.__call__ = own

@@ -1,4 +1,4 @@
-"""The JAX side of channels-last execution (:mod:`onnxport.layout` plans it): the conversions
+"""The JAX side of channels-last execution (:mod:`onnxport.importing.layout` plans it): the conversions
 between NCHW and NHWC and the spatial-major (HWIO) layout of Conv weights.
 
 XLA:CPU runs a convolution in NHWC and puts a transpose on each side of an NCHW one; the plan
@@ -16,7 +16,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
-from onnxport.layout import NCHW_TO_NHWC, NHWC_TO_NCHW, OIHW_TO_HWIO, TO_FIRST, TO_LAST
+from onnxport.importing.layout import NCHW_TO_NHWC, NHWC_TO_NCHW, OIHW_TO_HWIO, TO_FIRST, TO_LAST
 
 
 def to_last(x: Any) -> Any:

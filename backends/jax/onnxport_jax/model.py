@@ -17,10 +17,10 @@ import numpy as np
 import onnx_ir as ir
 
 from onnxport.errors import ConversionError, InputError
-from onnxport.inputs import CallCheck, InputSpec, bind_inputs
-from onnxport.narrow import narrow_dtype
-from onnxport.program import Env, Step
-from onnxport.program import Program as _CoreProgram
+from onnxport.importing.inputs import CallCheck, InputSpec, bind_inputs
+from onnxport.importing.narrow import narrow_dtype
+from onnxport.importing.program import Env, Step
+from onnxport.importing.program import Program as _CoreProgram
 
 from . import dtypes, layout
 from .context import CALL, CallState, Mode, is_static

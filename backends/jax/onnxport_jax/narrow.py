@@ -2,7 +2,7 @@
 every 64-bit request with ``jax_enable_x64`` off.
 
 Constants are folded exactly (in 64 bits, at import and trace time); a constant that a runtime
-node reads is narrowed to 32 bits when that keeps its meaning (:mod:`onnxport.narrow`), and
+node reads is narrowed to 32 bits when that keeps its meaning (:mod:`onnxport.importing.narrow`), and
 otherwise refused with :class:`NeedsX64Error`, which names the value and the fix. Inputs may
 come in their 32-bit form; a 64-bit input whose values 32 bits cannot hold is refused.
 """
@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from onnxport.errors import ConversionError, InputError
-from onnxport.narrow import narrow_dtype, needs_64_bits
+from onnxport.importing.narrow import narrow_dtype, needs_64_bits
 
 #: how to get 64-bit arithmetic back
 X64_FIX = ("enable 64-bit types (jax.config.update('jax_enable_x64', True), or call inside "

@@ -9,8 +9,8 @@ import jax
 import numpy as np
 
 from onnxport.errors import ConversionError
-from onnxport.narrow import clamp_to_32_bits, clampable, narrow_dtype, needs_64_bits
-from onnxport.program import Step, iter_steps
+from onnxport.importing.narrow import clamp_to_32_bits, clampable, narrow_dtype, needs_64_bits
+from onnxport.importing.program import Step, iter_steps
 
 from . import dtypes
 from .model import _Step, _to_numpy, is_static_result

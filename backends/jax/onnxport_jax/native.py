@@ -36,19 +36,19 @@ def save(model: Any, path: str | Path, example_inputs: Sequence[Any] = ()) -> No
     p.mkdir(parents=True, exist_ok=True)
     graph = export_model(model, tuple(example_inputs))
     onnxport.save(graph, p / GRAPH)
-    params = getattr(model, "params", None)
-    if params is None:
-        params = {v.name: v.const_value.numpy() for v in graph.graph.initializers.values()
-                  if v.const_value is not None and v.const_value.dtype.is_floating_point()}
-    else:
-        params = {**getattr(model, "state", {}), **params}
+    # every float initializer of the written graph is a parameter or state when it is read back
+    # (an imported model's arrays that are no params, such as folded weight generators, too)
+    params = {v.name: v.const_value.numpy() for v in graph.graph.initializers.values()
+              if v.const_value is not None and v.const_value.dtype.is_floating_point()}
+    if getattr(model, "params", None) is not None:
+        params.update({**getattr(model, "state", {}), **model.params})
     np.savez(p / PARAMS, **{k: np.asarray(v) for k, v in params.items()})
 
 
 def load(path: str | Path) -> tuple[Any, tuple[Any, ...]]:
     """The ``JaxModel`` a folder holds (its params from ``params.npz``) and random example inputs."""
     import onnxport
-    from onnxport.check import random_inputs
+    from onnxport.tools.check import random_inputs
 
     p = Path(path)
     if not can_load(p):

@@ -1,6 +1,6 @@
 """An ONNX graph as nested JAX containers: one imported step per node, residual blocks nested.
 
-Each step is the node's own sub-model (cut by the core's :func:`onnxport.surgery.blocks.nest`)
+Each step is the node's own sub-model (cut by the core's :func:`onnxport.edit.surgery.blocks.nest`)
 imported as a :class:`~onnxport_jax.importer.JaxModel`. Containers hold a params pytree of their
 children's params and a pure ``apply(params, x)``, so ``jax.grad``/``jax.jit`` work on the whole
 stack. A weight that several steps read (one initializer) is one leaf, under ``"shared"``: its
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from onnxport.driver import ImportPlan
+from onnxport.importing.plan import ImportPlan
 
 
 class Identity:
@@ -123,7 +123,7 @@ class Parallel(_Container):
 def to_sequential(plan: ImportPlan, **options: Any) -> Sequential:
     """Nested JAX containers for a prepared model (see ``onnxport.to_sequential``)."""
     from onnxport import api
-    from onnxport.surgery.blocks import nest
+    from onnxport.edit.surgery.blocks import nest
 
     steps: list[Any] = []
 

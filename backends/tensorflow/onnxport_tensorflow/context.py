@@ -9,9 +9,9 @@ import numpy as np
 import onnx_ir as ir
 import tensorflow as tf
 
-from onnxport import context as _core
-from onnxport.context import Mode  # noqa: F401 - the train/eval flag, shared with the core
 from onnxport.errors import ConversionError
+from onnxport.importing import context as _core
+from onnxport.importing.context import Mode  # noqa: F401 - the train/eval flag, shared with the core
 
 from . import dtypes
 

@@ -12,8 +12,8 @@ import onnx_ir as ir
 import tensorflow as tf
 
 from onnxport.errors import ConversionError
-from onnxport.npdtypes import NUMPY_DTYPES, is_float_dtype
-from onnxport.npdtypes import array_from_ir as _array_from_ir
+from onnxport.ir.npdtypes import NUMPY_DTYPES, is_float_dtype
+from onnxport.ir.npdtypes import array_from_ir as _array_from_ir
 
 DT = ir.DataType
 

@@ -1,4 +1,4 @@
-"""The TensorFlow backend object's export hooks (:class:`onnxport.backend.Exporter`), used by the
+"""The TensorFlow backend object's export hooks (:class:`onnxport.plugin.backend.Exporter`), used by the
 testkit: which objects the exporter takes, sample preparation and checks, native runs."""
 
 from __future__ import annotations
@@ -11,15 +11,16 @@ import onnx_ir as ir
 import tensorflow as tf
 
 import onnxport
-from onnxport import export as _export
-from onnxport.backend import Exporter
 from onnxport.errors import InputError
+from onnxport.exporting import pipeline as _export
+from onnxport.plugin.backend import Exporter
 
 from .exporter import _LAYOUT_KEY, _is_concrete, _is_keras, _traceable, export_model, variable_names  # noqa: F401
+from .keras_inputs import keras_call
 
 
 class ExportSupport(Exporter):
-    """The TensorFlow backend's export part (:class:`onnxport.backend.Exporter`)."""
+    """The TensorFlow backend's export part (:class:`onnxport.plugin.backend.Exporter`)."""
 
     name = "tensorflow"
 
@@ -47,14 +48,19 @@ class ExportSupport(Exporter):
 
     def check_exported_sample(self, prim: Any, sample: Any, model: ir.Model) -> None:
         """The sample traced one of the TF ops (or Keras layers) its primitive is registered for."""
-        targets = {p.target for p in onnxport.registry().exports(self.name) if p.fn is prim.fn}
+        targets = {p.target for p in onnxport.plugin.registry().exports(self.name) if p.fn is prim.fn}
         traced = model.meta.get(_export.targets_key(self.name), [])
         assert targets & set(traced), f"the sample exercises none of {sorted(targets)}; traced: {traced}"
 
     @staticmethod
     def run_native(fn: Callable, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[np.ndarray]:
-        """The tensor leaves of ``fn``'s output (Keras layers with ``training=False``)."""
-        out = fn(*args, training=False, **kwargs) if _is_keras(fn) else fn(*args, **kwargs)
+        """The tensor leaves of ``fn``'s output (Keras layers with ``training=False``, called with the
+        inputs in the form the exporter calls them: ``model([a, b])`` for a two-input functional model)."""
+        if _is_keras(fn) and not kwargs:
+            call = keras_call(fn, tuple(args))
+            out = fn(*call.pack(call.flat), training=False)
+        else:
+            out = fn(*args, training=False, **kwargs) if _is_keras(fn) else fn(*args, **kwargs)
         return [np.asarray(t) for t in tf.nest.flatten(out)]
 
     @staticmethod

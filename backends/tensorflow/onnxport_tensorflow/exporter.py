@@ -5,14 +5,14 @@ The flow: the object (a Keras model or layer, a ``tf.function``, a ``tf.Module``
 from the example inputs (dim 0 left unknown unless ``dynamic_shapes`` says otherwise) -> a check
 that every TF op has a primitive (one error lists them all) -> a walk of the graph's operations
 in order, calling the primitive registered for each op type with a :class:`TFGraph` as ``g`` ->
-the layout pass (:func:`onnxport.transpose.push_transposes`: Transposes pushed through
-elementwise ops until pairs cancel) -> the core's export pipeline (:func:`onnxport.export.finish`:
+the layout pass (:func:`onnxport.exporting.passes.transpose.push_transposes`: Transposes pushed through
+elementwise ops until pairs cancel) -> the core's export pipeline (:func:`onnxport.exporting.pipeline.finish`:
 optimizer, down-adaptation, opset check) -> an ``onnx_ir.Model``.
 
 Variables become initializers named by their Keras weight paths (``dense/kernel``: the root
 model's own name is left out) or, for plain ``tf.Variable``\\ s, their names; one variable is one
 initializer however often it is read. Keras layers that have a layer primitive (a module export primitive
-registered with :func:`onnxport.module_exporter`: LSTM, GRU, Bidirectional, BatchNormalization,
+registered with :func:`onnxport.module_exporter`: LSTM, GRU, SimpleRNN, Bidirectional, BatchNormalization,
 LayerNormalization; :mod:`.layers`) are exported whole, from their weights: the
 ops their call traced need no primitives.
 """
@@ -27,9 +27,9 @@ import numpy as np
 import onnx_ir as ir
 import tensorflow as tf
 
-from onnxport import export as _export
-from onnxport.build import Builder
 from onnxport.errors import ConversionError, InputError, UnsupportedOpError
+from onnxport.exporting import pipeline as _export
+from onnxport.exporting.builder import Builder
 
 from . import dilation as _dilation
 from . import layers as _layers
@@ -43,6 +43,7 @@ from .export_objects import (  # noqa: F401  (export_support reads them here too
     _traceable,
     variable_names,
 )
+from .keras_inputs import keras_call
 
 #: TF ops the walk handles itself (graph plumbing, no ONNX node).
 _PLUMBING = {"Placeholder", "Const", "NoOp", "ReadVariableOp", "Identity", "IdentityN", "StopGradient",
@@ -526,23 +527,24 @@ def export_model(
     """Export a Keras model or layer, a ``tf.function`` or a ``tf.Module`` to an ONNX IR model.
 
     :param obj: what to export; Keras models run with ``training=False``.
-    :param example_inputs: a tensor (or array) or a tuple of positional inputs.
-    :param opset: the default-domain opset (:func:`onnxport.export.choose_opset`).
+    :param example_inputs: a tensor (or array) or a tuple of positional inputs; a Keras model with
+        several inputs takes them positionally, as one list or as a dict (:mod:`.keras_inputs`).
+    :param opset: the default-domain opset (:func:`onnxport.exporting.pipeline.choose_opset`).
     :param dynamic_shapes: per input, a dict from axis to a symbolic dim name (``{0: "batch"}``);
         default: dim 0 of every input is ``batch``. ``()``/``[None, ...]`` for static shapes.
     :param inputs_as_nchw: graph inputs (by position or name) given channels-first: the ONNX
         input is NCHW and transposed to the model's NHWC inside (the Transpose cancels against the
         first Conv's).
-    :param options: the core's export options (:class:`onnxport.export.ExportOptions`):
+    :param options: the core's export options (:class:`onnxport.exporting.pipeline.ExportOptions`):
         ``optimize`` (fold constants, cancel Transposes, drop no-ops; default True),
         ``fold_batchnorm`` (the inference export: BatchNormalization folded into the Conv; off by
         default, so the Keras BN weights keep their names), ``fuse`` (default: only a 2-D MatMul
-        plus bias -> Gemm; ``True``: every pattern fusion of :mod:`onnxport.patterns`),
+        plus bias -> Gemm; ``True``: every pattern fusion of :mod:`onnxport.exporting.fusions.patterns`),
         ``input_names`` (default: the Keras Input layers' or the traced
         function's argument names), ``output_names`` (default ``output_0`` ...; dict outputs: keys).
         ``functions=True`` is not supported by this exporter yet.
     """
-    from onnxport.plugins import registry
+    from onnxport.plugin.discovery import registry
 
     opts = _export.ExportOptions.from_kwargs(options)
     if options:
@@ -551,10 +553,11 @@ def export_model(
         raise InputError("functions=True is not supported by the tensorflow exporter yet")
     opset = _export.choose_opset(opset if opset is not None else opts.opset)
     opts.opset = opset
-    fn, holder = _traceable(obj)
-    args = _as_tensors(example_inputs)
-    if _is_keras(obj) and not obj.built:
-        obj(*args, training=False)  # variables are made eagerly, not inside the trace
+    call = keras_call(obj, example_inputs) if _is_keras(obj) else None  # model(a, b), model([a, b]), dicts
+    fn, holder = (call.function(obj), obj) if call is not None else _traceable(obj)
+    args = call.flat if call is not None else _as_tensors(example_inputs)
+    if call is not None and not obj.built:
+        fn(*args)  # variables are made eagerly, not inside the trace
     shapes = _input_shapes(args, dynamic_shapes, ())
     specs = [tf.TensorSpec([d if isinstance(d, int) else None for d in s], a.dtype) for a, s in zip(args, shapes)]
     reg = registry()
@@ -589,7 +592,7 @@ def export_model(
             f"no tensorflow export primitive for {len(missing)} op(s) of this model:\n" + "\n".join(lines),
             [("tensorflow", kind, 0, names) for kind, names in sorted(missing.items())],
         )
-    names = _arg_names(cf, len(args), obj)
+    names = _arg_names(cf, len(args), call.names if call is not None else None)
     outs = _output_names(cf)
     nchw = _nchw_positions(inputs_as_nchw, names)
     onnx_shapes = [(_to_nchw(s) if i in nchw else s) for i, s in enumerate(shapes)]
@@ -602,8 +605,8 @@ def export_model(
         conv.run(g, names, onnx_shapes, outs)
     model = g.model(producer="onnxport-tensorflow")
     if opts.optimize:  # the layout pass first, on a folded graph; the core pipeline does the rest
-        from onnxport.optimize import optimize as _optimize
-        from onnxport.transpose import push_transposes
+        from onnxport.exporting.passes.optimize import optimize as _optimize
+        from onnxport.exporting.passes.transpose import push_transposes
 
         _optimize(model)
         push_transposes(model)
@@ -613,10 +616,11 @@ def export_model(
                           constant_initializers=True)
 
 
-def _arg_names(cf: Any, n: int, obj: Any = None) -> list[str]:
-    keras_inputs = getattr(obj, "inputs", None) if _is_keras(obj) else None
-    if isinstance(keras_inputs, (list, tuple)) and len(keras_inputs) == n:
-        names = [_NAME.sub("_", _keras_input_name(t) or f"input_{i}") for i, t in enumerate(keras_inputs)]
+def _arg_names(cf: Any, n: int, given: list[str] | None = None) -> list[str]:
+    """The graph input names: ``given`` (a Keras call's input names) when they are distinct, else
+    the traced function's argument names."""
+    if given is not None and len(given) == n:
+        names = [_NAME.sub("_", name) or f"input_{i}" for i, name in enumerate(given)]
         if len(set(names)) == n:
             return names
     names = []
@@ -624,13 +628,6 @@ def _arg_names(cf: Any, n: int, obj: Any = None) -> list[str]:
         base = _NAME.sub("_", t.name.split(":")[0])
         names.append(base if base and not re.fullmatch(r"a_\d+", base) else f"input_{len(names)}")
     return names
-
-
-def _keras_input_name(t: Any) -> str:
-    """The name of the Input layer behind a Keras functional input (``input_layer``)."""
-    history = getattr(t, "_keras_history", None)
-    op = getattr(history, "operation", None) if history is not None else None
-    return getattr(op, "name", None) or getattr(t, "name", "")
 
 
 def _output_names(cf: Any) -> list[str]:

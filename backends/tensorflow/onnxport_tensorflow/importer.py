@@ -15,15 +15,15 @@ import numpy as np
 import onnx_ir as ir
 import tensorflow as tf
 
-from onnxport.backend import Backend
-from onnxport.backend_parts import PackageNative
-from onnxport.driver import ImportPlan
 from onnxport.errors import ConversionError, InputError
-from onnxport.filedata import read_row_blocks, readable
-from onnxport.inputs import bind_inputs, check_shape
-from onnxport.layout import plan_program as plan_layout
-from onnxport.program import Env, GraphCompiler, Step, iter_steps
-from onnxport.program import Program as _CoreProgram
+from onnxport.importing.inputs import bind_inputs, check_shape
+from onnxport.importing.layout import plan_program as plan_layout
+from onnxport.importing.plan import ImportPlan
+from onnxport.importing.program import Env, GraphCompiler, Step, iter_steps
+from onnxport.importing.program import Program as _CoreProgram
+from onnxport.ir.filedata import read_row_blocks, readable
+from onnxport.plugin.backend import Backend
+from onnxport.plugin.backend_parts import PackageNative
 
 from . import dtypes, fusion, layout
 from .context import CALL, CallState, DataDependentError, Mode, NodeContext, is_static
@@ -151,7 +151,8 @@ class TfModel(tf.Module):
     BatchNormalization folded in). Constant Conv weights are graph constants of the traced
     function instead (up to 128 MiB in all, see ``_EMBED_CONV_BYTES``; ``embed_conv=False`` holds
     them), where oneDNN caches their packed form. ``tf.saved_model.save(model, path)`` writes a
-    SavedModel whose loaded object is called the same way (positionally).
+    SavedModel whose loaded object is called the same way (positionally), with a
+    ``serving_default`` signature (TF Serving, TFLite; :mod:`onnxport_tensorflow.signature`).
     """
 
     #: folded constants keyed by graph values: no variables, and tf.Module's walk over attributes
@@ -235,6 +236,14 @@ class TfModel(tf.Module):
     def serve(self) -> Any:
         """The model's ``tf.function`` (input signature from the graph inputs; no input checks)."""
         return self.__dict__["__call__"]
+
+    @property
+    def _default_save_signature(self) -> Any:
+        """What a plain ``tf.saved_model.save(model, path)`` writes as ``serving_default``: the real
+        graph inputs by name, a dict of outputs (:mod:`onnxport_tensorflow.signature`)."""
+        from .signature import serving_signature
+
+        return serving_signature(self)
 
     # -- running ------------------------------------------------------------------------
     def __call__(self, *inputs: Any, **named: Any) -> Any:

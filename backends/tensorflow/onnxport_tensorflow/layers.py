@@ -46,7 +46,7 @@ def _sublayers(obj: Any) -> list[Any]:
 _SAME_SHAPE = {"BatchNormalization", "LayerNormalization"}
 #: recurrent layers returning one tensor: a call is traced as zeros of the layer's output shape
 #: (the While loop Keras builds for one is most of a recurrent model's trace time)
-_RECURRENT = {"LSTM", "GRU", "Bidirectional"}
+_RECURRENT = {"LSTM", "GRU", "SimpleRNN", "Bidirectional"}
 
 
 def _recurrent_stand_in(layer: Any, x: Any) -> tf.Tensor | None:

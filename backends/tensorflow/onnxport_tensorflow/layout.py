@@ -1,4 +1,4 @@
-"""The TensorFlow side of channels-last execution (:mod:`onnxport.layout` plans it): the
+"""The TensorFlow side of channels-last execution (:mod:`onnxport.importing.layout` plans it): the
 conversions between NCHW and NHWC and the spatial-major (HWIO) layout of Conv weights.
 
 TensorFlow's CPU kernels convolve and pool NHWC only; the plan keeps a CNN's activations NHWC
@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from onnxport.layout import NCHW_TO_NHWC, NHWC_TO_NCHW, OIHW_TO_HWIO, TO_FIRST, TO_LAST
+from onnxport.importing.layout import NCHW_TO_NHWC, NHWC_TO_NCHW, OIHW_TO_HWIO, TO_FIRST, TO_LAST
 
 
 def to_last(x: Any) -> Any:

@@ -27,7 +27,10 @@ def save(model: Any, path: str | Path, example_inputs: Sequence[Any] = ()) -> No
         raise InputError(f"the tensorflow backend writes a SavedModel folder, not {p.name!r}")
     if example_inputs:
         model(*example_inputs)  # traces the call, so the SavedModel holds a concrete function
-    serve = getattr(model, "serve", None)  # an imported model: its tf.function is the serving signature
+    if getattr(model, "_default_save_signature", None) is not None:  # an imported model: its serving signature
+        tf.saved_model.save(model, str(p))
+        return
+    serve = getattr(model, "serve", None)
     signature = serve.get_concrete_function() if serve is not None and getattr(model, "input_signature", None) is not None else None
     tf.saved_model.save(model, str(p), signatures=signature)
 

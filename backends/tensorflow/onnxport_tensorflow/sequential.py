@@ -1,6 +1,6 @@
 """An ONNX graph as nested Keras containers: one imported step per node, residual blocks nested.
 
-Each step is the node's own sub-model (cut by the core's :func:`onnxport.surgery.blocks.nest`)
+Each step is the node's own sub-model (cut by the core's :func:`onnxport.edit.surgery.blocks.nest`)
 imported as a :class:`~onnxport_tensorflow.TfModel` and wrapped as a Keras layer. A chain is a
 ``keras.Sequential``; a block whose branches rejoin is a :class:`Residual` (body, shortcut,
 join) or a :class:`Parallel` (branches, join). An initializer that several nodes read is one
@@ -14,7 +14,7 @@ from typing import Any
 
 import keras
 
-from onnxport.driver import ImportPlan
+from onnxport.importing.plan import ImportPlan
 
 
 class Residual(keras.layers.Layer):
@@ -63,7 +63,7 @@ class _Names:
 def to_sequential(plan: ImportPlan, **options: Any) -> keras.Sequential:
     """Nested Keras containers for a prepared model (see ``onnxport.to_sequential``)."""
     from onnxport import api
-    from onnxport.surgery.blocks import nest
+    from onnxport.edit.surgery.blocks import nest
 
     from .keras import OnnxLayer
 

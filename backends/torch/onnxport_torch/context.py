@@ -8,8 +8,8 @@ import numpy as np
 import onnx_ir as ir
 import torch
 
-from onnxport import context as _core
 from onnxport.errors import ConversionError
+from onnxport.importing import context as _core
 
 from . import dtypes
 
@@ -36,7 +36,7 @@ class Mode(_core.Mode):
 
 
 class NodeContext(_core.NodeContext):
-    """Static facts about one node, fixed at import time (:class:`onnxport.context.NodeContext`).
+    """Static facts about one node, fixed at import time (:class:`onnxport.importing.context.NodeContext`).
 
     Primitives run at call time with real tensors; ``ctx`` tells them what the model knew when
     it was imported: static values of non-trainable inputs (shapes, indices, constants), ONNX

@@ -11,7 +11,7 @@ import onnx_ir as ir
 import torch
 
 from onnxport.errors import ConversionError
-from onnxport.filedata import read_external, readable
+from onnxport.ir.filedata import read_external, readable
 
 DT = ir.DataType
 

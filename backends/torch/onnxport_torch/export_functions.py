@@ -1,5 +1,5 @@
 """Which traced nodes form module calls: repeated submodule calls for ``functions=True`` (the
-core groups and emits them, :mod:`onnxport.export`) and calls of modules that a module
+core groups and emits them, :mod:`onnxport.exporting.pipeline`) and calls of modules that a module
 primitive exports whole (:mod:`.ops.export.modules`)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 import torch
 import torch.fx
 
-from onnxport import export as _export
+from onnxport.exporting import pipeline as _export
 
 from .export_graph import TorchGraph, class_name, module_path, target_name
 
@@ -62,7 +62,7 @@ class FunctionPlan:
     ``torch.export`` records each call of a submodule under its own ``nn_module_stack`` key
     (``L__self__block``, ``L__self__block@1`` ...) with the module's path: a path with several
     keys is a module called more than once. Nodes go to the call of their outermost such module;
-    calls of one module whose traced bodies match share a function (:func:`onnxport.export.group_calls`).
+    calls of one module whose traced bodies match share a function (:func:`onnxport.exporting.pipeline.group_calls`).
     A call holding part of a module-primitive call (``whole``), not all of it, is converted inline.
     """
 
@@ -132,7 +132,7 @@ def module_primitive_calls(graph: torch.fx.Graph, root: Any) -> dict[torch.fx.No
     it once, in the first module that needs it); it is kept when its only result read outside is
     its last node and the primitive accepts it (its ``when``).
     """
-    from onnxport.plugins import registry
+    from onnxport.plugin.discovery import registry
 
     from .ops.export.modules import find_module_export
 

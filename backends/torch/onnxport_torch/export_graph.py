@@ -10,8 +10,8 @@ import onnx_ir as ir
 import torch
 import torch.fx
 
-from onnxport.build import Builder
 from onnxport.errors import ConversionError
+from onnxport.exporting.builder import Builder
 
 from . import dtypes
 

@@ -11,8 +11,8 @@ import torch.fx
 from onnx_ir.tensor_adapters import TorchTensor
 
 import onnxport
-from onnxport import export as _export
 from onnxport.errors import ConversionError, InputError
+from onnxport.exporting import pipeline as _export
 
 from . import dtypes
 from .export_functions import FUNCTION_DOMAIN, FunctionGraph, FunctionPlan, PrimitiveCall

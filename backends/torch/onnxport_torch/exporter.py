@@ -6,7 +6,7 @@ The flow: ``torch.export.export`` (the training IR: ``aten.conv2d``, ``aten.batc
 :mod:`.export_decompose`) -> a check that every op has a primitive (one error lists them all,
 with the module paths) -> walk the FX graph (:mod:`.export_walk`), calling the primitive
 registered for each target with a :class:`TorchGraph` as ``g`` (:mod:`.export_graph`) -> the
-core export pipeline (:func:`onnxport.export.finish`: optimize, down-convert, check) -> an
+core export pipeline (:func:`onnxport.exporting.pipeline.finish`: optimize, down-convert, check) -> an
 ``onnx_ir.Model``. A call of a module that has a module primitive (``nn.LocalResponseNorm``,
 :mod:`.ops.export.modules`) is exported whole by it; with ``functions=True`` a repeated
 submodule call becomes one model-local function (:mod:`.export_functions`).
@@ -27,10 +27,10 @@ import onnx_ir as ir
 import torch
 
 import onnxport
-from onnxport import export as _export
-from onnxport.backend import Exporter
 from onnxport.errors import ConversionError, InputError
-from onnxport.export import CLASS_HIERARCHY_KEY, DEFAULT_OPSET, MIN_OPSET, NAME_SCOPES_KEY
+from onnxport.exporting import pipeline as _export
+from onnxport.exporting.pipeline import CLASS_HIERARCHY_KEY, DEFAULT_OPSET, MIN_OPSET, NAME_SCOPES_KEY
+from onnxport.plugin.backend import Exporter
 
 from . import dtypes
 from .export_decompose import (
@@ -150,9 +150,9 @@ def export_model(
         named after the module's class and path) called by one node per call site; its weights
         are inputs of the function, so they stay one initializer each.
     :param optimize: fold constants and static shapes and drop no-ops
-        (:func:`onnxport.optimize.optimize`); weights keep their names and values.
+        (:func:`onnxport.exporting.passes.optimize.optimize`); weights keep their names and values.
     :param fold_batchnorm: fold each inference BatchNormalization that follows a Conv (the Conv's
-        only reader) into the Conv's weight and bias (:func:`onnxport.optimize.fold_batchnorm`).
+        only reader) into the Conv's weight and bias (:func:`onnxport.exporting.passes.optimize.fold_batchnorm`).
         Off by default: the BatchNormalization's parameters disappear from the graph and the
         Conv weights change value, so the exported weights no longer match the state_dict.
         Only main-graph Convs fold: inside a ``functions=True`` function the weights are inputs.
@@ -161,7 +161,7 @@ def export_model(
         ATen first (:func:`needs_decomposition`); ``True``: always decompose; ``False``: never
         (an op without a primitive is then an :class:`UnsupportedOpError`).
     """
-    from onnxport.plugins import registry
+    from onnxport.plugin.discovery import registry
 
     options = _export.ExportOptions(opset=opset, optimize=optimize, fold_batchnorm=fold_batchnorm,
                                     functions=functions)
@@ -237,7 +237,7 @@ class _FunctionModule(torch.nn.Module):
 
 # -- testkit support (the backend object's export hooks, see onnxport_testkit.runner) -------------
 class ExportSupport(Exporter):
-    """The torch backend's export part (:class:`onnxport.backend.Exporter`)."""
+    """The torch backend's export part (:class:`onnxport.plugin.backend.Exporter`)."""
 
     name = "torch"
 
@@ -272,7 +272,7 @@ class ExportSupport(Exporter):
 
     def check_exported_sample(self, prim: Any, sample: Any, model: ir.Model) -> None:
         """The sample traced one of the ATen ops its primitive function is registered for."""
-        targets = {p.target for p in onnxport.registry().exports(self.name) if p.fn is prim.fn}
+        targets = {p.target for p in onnxport.plugin.registry().exports(self.name) if p.fn is prim.fn}
         traced = model.meta.get(_export.targets_key(self.name), [])
         assert targets & set(traced), f"the sample exercises none of {sorted(targets)}; traced: {traced}"
 

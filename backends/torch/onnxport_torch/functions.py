@@ -5,7 +5,7 @@ under ``onnx_functions.<name>``; every node that calls the function becomes a ``
 that one submodule. Weights reach a function as inputs, so the caller's Parameters stay shared and
 their gradients add up over the call sites. Constants inside the body become non-persistent
 buffers of the function module. Functions with attribute parameters never get here: the core
-inlines their calls (``onnxport.driver.prepare``).
+inlines their calls (``onnxport.importing.plan.prepare``).
 """
 
 from __future__ import annotations

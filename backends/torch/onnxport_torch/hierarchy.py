@@ -29,7 +29,7 @@ import torch.fx as fx
 from torch import nn
 
 from onnxport.errors import ConversionError
-from onnxport.export import CLASS_HIERARCHY_KEY, NAME_SCOPES_KEY
+from onnxport.exporting.pipeline import CLASS_HIERARCHY_KEY, NAME_SCOPES_KEY
 
 if TYPE_CHECKING:
     from .import_graph import ImportState

@@ -16,10 +16,10 @@ import torch
 import torch.fx as fx
 from torch import nn
 
-from onnxport.driver import ImportPlan, is_weight_use
 from onnxport.errors import ConversionError, OnnxportError
-from onnxport.opfacts import NO_FOLD_OPS, SETTING_INPUTS, STATISTICS_INPUTS
-from onnxport.safety import fold_fits
+from onnxport.importing.plan import ImportPlan, is_weight_use
+from onnxport.ir.safety import fold_fits
+from onnxport.plugin.opfacts import NO_FOLD_OPS, SETTING_INPUTS, STATISTICS_INPUTS
 
 from .codegen import ImportGraph
 from .context import Mode, NodeContext

@@ -10,10 +10,10 @@ import onnx_ir as ir
 import torch
 from torch import nn
 
-from onnxport.backend import Backend
-from onnxport.driver import ImportPlan, iter_graphs
 from onnxport.errors import ConversionError, OnnxportError
-from onnxport.inputs import input_spec
+from onnxport.importing.inputs import input_spec
+from onnxport.importing.plan import ImportPlan, iter_graphs
+from onnxport.plugin.backend import Backend
 
 from . import dtypes
 from .exporter import ExportSupport
@@ -118,7 +118,7 @@ class TorchBackend(Backend, ExportSupport):
     def to_sequential(self, plan: ImportPlan, **options: Any) -> nn.Sequential:
         """The model as ``nn.Sequential``: flat for a chain, nested :class:`~onnxport_torch.residual.Residual`
         / ``Parallel`` blocks where branches rejoin (``onnxport.to_sequential``)."""
-        from onnxport.surgery.blocks import block_structure, is_linear
+        from onnxport.edit.surgery.blocks import block_structure, is_linear
 
         from .residual import nested_sequential
         from .sequential import flat_sequential

@@ -12,7 +12,7 @@ import torch.fx as fx
 from torch import nn
 
 from onnxport.errors import ConversionError, InputError, OnnxportError
-from onnxport.inputs import CallCheck, InputSpec, bind_inputs
+from onnxport.importing.inputs import CallCheck, InputSpec, bind_inputs
 
 from . import dtypes
 from .context import Mode

@@ -1,6 +1,6 @@
 """Graphs of rejoining blocks as nested ``nn.Sequential``: :class:`Residual` and :class:`Parallel`.
 
-The core's :func:`onnxport.surgery.blocks.block_structure` says which nodes form chains and which
+The core's :func:`onnxport.edit.surgery.blocks.block_structure` says which nodes form chains and which
 branches rejoin at which node; this module cuts the imported fx graph along it. Steps share the
 imported module's Parameter objects, like the flat sequential.
 """
@@ -12,8 +12,8 @@ from typing import Any
 import torch.fx as fx
 from torch import nn
 
+from onnxport.edit.surgery.blocks import Block, Branches, Step, residual_body
 from onnxport.errors import ModelError
-from onnxport.surgery.blocks import Block, Branches, Step, residual_body
 
 from .sequential import OnnxSequential, step_module
 

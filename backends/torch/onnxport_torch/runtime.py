@@ -17,7 +17,7 @@ import torch.fx as fx
 from torch import nn
 
 from onnxport.errors import ConversionError, OnnxportError
-from onnxport.safety import GROWING_OPS, check_call
+from onnxport.ir.safety import GROWING_OPS, check_call
 
 from .context import NodeContext
 

@@ -65,8 +65,8 @@ def dropout_mask_to_bool(node, ctx):
         return None
     import onnx_ir as ir
 
-    from onnxport.driver import VERSION_KEY
-    from onnxport.spec import latest_version
+    from onnxport.importing.plan import VERSION_KEY
+    from onnxport.plugin.spec import latest_version
 
     old_mask = node.outputs[1]
     new = ir.Node(node.domain, node.op_type, list(node.inputs), attributes=list(node.attributes.values()),

@@ -39,8 +39,8 @@ def softmax_to_13(node, ctx):
         shape = ir.node("Shape", [x], name=f"{name}_shape")
         target = shape.outputs[0]
     back = ir.node("Reshape", [op.outputs[0], target], name=f"{name}_reshape")
-    from onnxport.driver import VERSION_KEY
-    from onnxport.spec import latest_version
+    from onnxport.importing.plan import VERSION_KEY
+    from onnxport.plugin.spec import latest_version
 
     nodes = [n for n in (flat, op, shape, back) if n is not None]
     for n in nodes:

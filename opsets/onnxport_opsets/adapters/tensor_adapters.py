@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import onnx_ir as ir
 
-from onnxport import spec as _spec
-from onnxport.driver import VERSION_KEY
+from onnxport.importing.plan import VERSION_KEY
+from onnxport.plugin import spec as _spec
 
 from .._base import adapter, attr
 

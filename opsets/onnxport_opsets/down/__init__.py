@@ -1,7 +1,7 @@
 """Down-adapters: rewrite nodes written in an op's newest form for an older target opset.
 
 Exporters emit each op once, in its newest form; the core's export pipeline
-(:func:`onnxport.export.downgrade`) then rewrites the nodes that the model's opset does not know
+(:func:`onnxport.exporting.pipeline.downgrade`) then rewrites the nodes that the model's opset does not know
 in that form, through the down-adapters in the registry. One module per op family, each function
 marked ``@down(op_type, below=version)``: it runs on nodes of ``op_type`` when the model's
 default-domain opset is below ``version`` and replaces the node (``DownContext.replace``). The
@@ -16,7 +16,7 @@ import numpy as np
 import onnx_ir as ir
 
 from onnxport.errors import ConversionError
-from onnxport.export import DownContext
+from onnxport.exporting.pipeline import DownContext
 
 __all__ = ["DownContext", "const_ints", "down", "marks"]
 

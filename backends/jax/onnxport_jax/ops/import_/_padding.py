@@ -1,11 +1,11 @@
 """Padding arithmetic of the convolution and pooling ops: the framework-free rules live in
-:mod:`onnxport.pads` (re-exported here); the window-tap slicer is JAX's own."""
+:mod:`onnxport.opmath.pads` (re-exported here); the window-tap slicer is JAX's own."""
 
 from __future__ import annotations
 
 from jax import lax
 
-from onnxport.pads import resolve_pads, same_pads, spatial_settings, window_slices
+from onnxport.opmath.pads import resolve_pads, same_pads, spatial_settings, window_slices
 
 __all__ = ["resolve_pads", "same_pads", "spatial_settings", "window_taps"]
 

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from onnxport import importer
-from onnxport.col2im import col2im_targets
+from onnxport.opmath.col2im import col2im_targets
 
 from ._static import ints
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from onnxport import importer
-from onnxport.constant import constant_value, fill_value
+from onnxport.opmath.constant import constant_value, fill_value
 
 from ...context import ints
 

@@ -12,7 +12,7 @@ import numpy as np
 from jax.scipy.special import erfinv
 
 from onnxport import importer
-from onnxport.mlops import BRANCH_MEMBER, label_table, membership_table, plain, tree_depth
+from onnxport.opmath.mlops import BRANCH_MEMBER, label_table, membership_table, plain, tree_depth
 
 from ._static import xp
 

@@ -15,7 +15,7 @@ import numpy as np
 from jax import lax
 
 from onnxport import importer
-from onnxport.pads import average_pool_counts, pool_settings
+from onnxport.opmath.pads import average_pool_counts, pool_settings
 
 from ._padding import spatial_settings, window_taps
 from ._static import ints

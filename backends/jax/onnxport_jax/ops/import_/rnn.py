@@ -10,7 +10,14 @@ import jax.numpy as jnp
 from jax import lax
 
 from onnxport import importer
-from onnxport.rnn import activation_specs, gru_cell, lstm_cell, num_directions, reversed_directions, rnn_cell
+from onnxport.opmath.rnn import (
+    activation_specs,
+    gru_cell,
+    lstm_cell,
+    num_directions,
+    reversed_directions,
+    rnn_cell,
+)
 
 
 def _activation(name, alpha, beta):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from onnxport import importer
-from onnxport import sequence as seqs
+from onnxport.opmath import sequence as seqs
 
 from ._static import concrete, ints, xp
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from onnxport import importer
-from onnxport.slicing import even_split, onnx_slice
+from onnxport.opmath.slicing import even_split, onnx_slice
 
 from ._static import ints
 

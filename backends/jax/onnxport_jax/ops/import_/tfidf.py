@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from onnxport import importer
-from onnxport.tfidf import string_pool, tfidf_plan
+from onnxport.opmath.tfidf import string_pool, tfidf_plan
 
 from ._static import xp
 

@@ -1,8 +1,10 @@
-"""StridedSlice, Slice, GatherV2 -> Slice, Unsqueeze, Squeeze, Gather.
+"""StridedSlice, Slice, ReverseV2, GatherV2 -> Slice, Unsqueeze, Squeeze, Gather.
 
 StridedSlice's masks (begin/end, ellipsis, new axis, shrink axis) are attributes, resolved at
 trace time; begin/end/strides known at trace time (what Python slicing produces) become constant
-Slice inputs, run-time ones (``x[i:j]`` with tensors, slices in loop bodies) computed ones."""
+Slice inputs, run-time ones (``x[i:j]`` with tensors, slices in loop bodies) computed ones.
+ReverseV2 (``tf.reverse``; a Keras backward RNN traced op by op) is a Slice with step -1 on each
+axis it reverses."""
 
 from __future__ import annotations
 
@@ -164,6 +166,20 @@ def slice_(g, x, begin_t, size_t):
     begin, size = g.static_ints(1), g.static_ints(2)
     ends = [_BIG if s == -1 else b + s for b, s in zip(begin, size)]
     return g.op("Slice", x, g.ints(begin), g.ints(ends), g.ints(list(range(len(begin)))))
+
+
+@exporter(
+    "ReverseV2",
+    samples=[Sample(fn(lambda x: tf.reverse(x, [1])), (rand(2, 4, 3),), emits=("Slice",), name="time"),
+             Sample(fn(lambda x: tf.reverse(x, [0, -1])), (rand(3, 4, 5),), emits=("Slice",), name="two_axes")],
+)
+def reverse(g, x, axis_t):
+    rank = g.rank(x)
+    axes = sorted({a % rank for a in g.static_ints(1)})
+    if not axes:
+        return g.op("Identity", x)
+    n = len(axes)
+    return g.op("Slice", x, g.ints([-1] * n), g.ints([np.iinfo(np.int64).min] * n), g.ints(axes), g.ints([-1] * n))
 
 
 @exporter(

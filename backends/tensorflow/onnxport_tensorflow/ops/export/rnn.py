@@ -1,9 +1,10 @@
-"""Keras LSTM, GRU and Bidirectional layers -> one ONNX LSTM / GRU node per layer.
+"""Keras LSTM, GRU, SimpleRNN and Bidirectional layers -> one ONNX LSTM / GRU / RNN node per layer.
 
 Keras traces a recurrent layer as a While loop over TensorLists; the exporter records the layer
 call instead and this primitive emits one node from the layer's weights, stored in ONNX's layout
 under their Keras paths (``lstm/lstm_cell/kernel`` as W [1, 4*units, input] with the gates
-reordered: Keras LSTM i f c o -> ONNX i o f c; GRU z r h is the same in both). A Bidirectional
+reordered: Keras LSTM i f c o -> ONNX i o f c; GRU z r h is the same in both; SimpleRNN has one
+gate, its bias is ONNX's input bias with a zero recurrent bias). A Bidirectional
 layer is one node with ``direction="bidirectional"``: each direction's weights stay their own
 initializer and one Concat joins them. GRU's ``reset_after`` (the Keras default) is ONNX's
 ``linear_before_reset=1``. Not exported: masks, initial states, stateful layers, and
@@ -20,7 +21,9 @@ from onnxport import Sample, module_exporter
 from ._samples import rand
 
 _ACT = {"sigmoid": "Sigmoid", "tanh": "Tanh", "relu": "Relu"}
-_ORDER = {"LSTM": [0, 3, 1, 2], "GRU": [0, 1, 2]}
+_ORDER = {"LSTM": [0, 3, 1, 2], "GRU": [0, 1, 2], "RNN": [0]}
+#: Keras layer class name -> ONNX op
+_OP = {"LSTM": "LSTM", "GRU": "GRU", "SimpleRNN": "RNN"}
 
 
 def _act(g, fn) -> str:
@@ -56,6 +59,8 @@ def _direction(g, layer, op: str):
         else:
             b = weight(cell.bias, f"onnx_{op}_B", lambda a: np.concatenate(
                 [_gates(a, op, units).reshape(-1), np.zeros(len(_ORDER[op]) * units, a.dtype)])[None])
+    if op == "RNN":
+        return w, r, b, [_act(g, cell.activation)]
     acts = [_act(g, cell.recurrent_activation)] + [_act(g, cell.activation)] * (2 if op == "LSTM" else 1)
     return w, r, b, acts
 
@@ -136,11 +141,17 @@ SAMPLES: dict[str, list[Sample]] = {
     "GRU": [Sample(keras.layers.GRU(4), (rand(2, 5, 3),), emits=("GRU",), rtol=1e-3, atol=1e-4, name="reset_after"),
             Sample(keras.layers.GRU(3, reset_after=False, return_sequences=True), (rand(2, 4, 3),), emits=("GRU",),
                    rtol=1e-3, atol=1e-4, name="reset_before")],
+    "SimpleRNN": [Sample(keras.layers.SimpleRNN(4), (rand(2, 5, 3),), emits=("RNN",), rtol=1e-3, atol=1e-4,
+                         name="last"),
+                  Sample(keras.layers.SimpleRNN(3, activation="relu", return_sequences=True, return_state=True),
+                         (rand(2, 4, 3),), emits=("RNN",), rtol=1e-3, atol=1e-4, name="relu_sequences_state")],
     "Bidirectional": [
         Sample(keras.layers.Bidirectional(keras.layers.LSTM(3, return_sequences=True)), (rand(2, 4, 3),),
                emits=("LSTM",), rtol=1e-3, atol=1e-4, name="lstm_concat"),
         Sample(keras.layers.Bidirectional(keras.layers.GRU(3), merge_mode="sum"), (rand(2, 4, 3),),
-               emits=("GRU",), rtol=1e-3, atol=1e-4, name="gru_sum")],
+               emits=("GRU",), rtol=1e-3, atol=1e-4, name="gru_sum"),
+        Sample(keras.layers.Bidirectional(keras.layers.SimpleRNN(3, return_sequences=True)), (rand(2, 4, 3),),
+               emits=("RNN",), rtol=1e-3, atol=1e-4, name="simple_rnn_concat")],
 }
 
 
@@ -154,14 +165,19 @@ def gru(g, layer, x, *rest):
     return _single(g, layer, x, "GRU")
 
 
+@module_exporter(keras.layers.SimpleRNN)
+def simple_rnn(g, layer, x, *rest):
+    return _single(g, layer, x, "RNN")
+
+
 @module_exporter(keras.layers.Bidirectional)
 def bidirectional(g, layer, x, *rest):
     _check(g, layer, g.converter.current_call.kwargs)
     fwd, bwd = layer.forward_layer, layer.backward_layer
     kind = type(fwd).__name__
-    if kind not in _ORDER or type(bwd).__name__ != kind:
-        raise g.error(f"Bidirectional over {kind} is not exported (LSTM and GRU are)")
+    if kind not in _OP or type(bwd).__name__ != kind:
+        raise g.error(f"Bidirectional over {kind} is not exported (LSTM, GRU and SimpleRNN are)")
     if layer.return_state:
         raise g.error("Bidirectional with return_state is not exported")
-    out, _ = _recurrent(g, x, [fwd, bwd], kind, bool(fwd.return_sequences), layer.merge_mode)
+    out, _ = _recurrent(g, x, [fwd, bwd], _OP[kind], bool(fwd.return_sequences), layer.merge_mode)
     return out

@@ -6,7 +6,7 @@ import numpy as np
 import tensorflow as tf
 
 from onnxport import importer
-from onnxport.constant import constant_value, fill_value
+from onnxport.opmath.constant import constant_value, fill_value
 
 from ._static import dims
 

@@ -7,7 +7,7 @@ import itertools
 import tensorflow as tf
 
 from onnxport import importer
-from onnxport.grid import affine_base, cubic_weights, sample_bounds, unnormalize
+from onnxport.opmath.grid import affine_base, cubic_weights, sample_bounds, unnormalize
 
 from ._static import ints, tensor
 

@@ -7,7 +7,7 @@ import numpy as np
 import tensorflow as tf
 
 from onnxport import importer
-from onnxport.mlops import label_table, membership_table
+from onnxport.opmath.mlops import label_table, membership_table
 
 from ._static import rank, tensor
 

@@ -13,7 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from onnxport import importer
-from onnxport.pads import average_pool_counts, pool_settings
+from onnxport.opmath.pads import average_pool_counts, pool_settings
 
 from ._padding import same_pads, spatial_settings, window_taps
 from ._static import ints

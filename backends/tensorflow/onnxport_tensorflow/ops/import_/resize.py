@@ -1,7 +1,7 @@
 """Resize (nearest, linear, cubic; antialias; every coordinate transformation) and Upsample.
 
 Resize is separable: for every resized axis the source taps and their weights come from the
-core's numpy maths (:mod:`onnxport.resize`, as the ONNX reference computes them) from static
+core's numpy maths (:mod:`onnxport.opmath.resize`, as the ONNX reference computes them) from static
 shapes, then are applied with one ``tf.gather`` and a weighted sum per axis. Nearest mode
 gathers the chosen tap directly, exactly, for any dtype.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import tensorflow as tf
 
 from onnxport import importer
-from onnxport.resize import resize_plan, resize_sizes
+from onnxport.opmath.resize import resize_plan, resize_sizes
 
 from ._static import concrete, tensor
 

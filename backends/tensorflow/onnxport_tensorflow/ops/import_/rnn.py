@@ -8,7 +8,14 @@ import functools
 import tensorflow as tf
 
 from onnxport import importer
-from onnxport.rnn import activation_specs, gru_cell, lstm_cell, num_directions, reversed_directions, rnn_cell
+from onnxport.opmath.rnn import (
+    activation_specs,
+    gru_cell,
+    lstm_cell,
+    num_directions,
+    reversed_directions,
+    rnn_cell,
+)
 
 from ._static import tensor
 

@@ -8,7 +8,7 @@ import numpy as np
 import tensorflow as tf
 
 from onnxport import importer
-from onnxport import sequence as seqs
+from onnxport.opmath import sequence as seqs
 
 from ._static import concrete, ints, rank, tensor
 

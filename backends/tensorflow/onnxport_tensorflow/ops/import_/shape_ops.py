@@ -12,7 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from onnxport import importer
-from onnxport.layout import NHWC_TO_NCHW
+from onnxport.importing.layout import NHWC_TO_NCHW
 
 from ._static import dims, ints, rank, shape_of, tensor
 

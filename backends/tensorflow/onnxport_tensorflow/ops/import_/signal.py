@@ -11,9 +11,9 @@ import numpy as np
 import tensorflow as tf
 
 from onnxport import importer
-from onnxport.signal import cosine_window as cosine_window_values
-from onnxport.signal import mel_weight_matrix as mel_weight_matrix_values
-from onnxport.signal import stft_frames
+from onnxport.opmath.signal import cosine_window as cosine_window_values
+from onnxport.opmath.signal import mel_weight_matrix as mel_weight_matrix_values
+from onnxport.opmath.signal import stft_frames
 
 from ._static import concrete, np_dtype, rank, tensor
 
@@ -113,7 +113,7 @@ def stft(ctx, signal, frame_step, window=None, frame_length=None, *, onesided):
 @importer("HammingWindow", since=17)
 @importer("BlackmanWindow", since=17)
 def cosine_window(ctx, size, *, output_datatype, periodic):
-    """HannWindow, HammingWindow and BlackmanWindow (:func:`onnxport.signal.cosine_window`)."""
+    """HannWindow, HammingWindow and BlackmanWindow (:func:`onnxport.opmath.signal.cosine_window`)."""
     with ctx.raising():
         w = cosine_window_values(ctx.op_type, int(_scalar(ctx, 0, size, "the window size")), periodic)
     return w.astype(np_dtype(output_datatype, np.float32))

@@ -6,7 +6,7 @@ import numpy as np
 import tensorflow as tf
 
 from onnxport import importer
-from onnxport.slicing import even_split, onnx_slice
+from onnxport.opmath.slicing import even_split, onnx_slice
 
 from ._static import dim, ints, rank, tensor
 

@@ -11,7 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 from onnxport import importer
-from onnxport.tfidf import string_pool, tfidf_plan
+from onnxport.opmath.tfidf import string_pool, tfidf_plan
 
 from ._static import rank, tensor
 

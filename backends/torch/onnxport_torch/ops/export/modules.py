@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from onnxport import module_exporter
-from onnxport.registry import ModuleExportPrimitive
+from onnxport.plugin.registry import ModuleExportPrimitive
 
 
 def find_module_export(registry: Any, module: Any, inputs: list[Any]) -> ModuleExportPrimitive | None:

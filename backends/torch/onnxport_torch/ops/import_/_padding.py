@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from onnxport.pads import explicit_pads, same_pads
+from onnxport.opmath.pads import explicit_pads, same_pads
 
 __all__ = ["explicit_pads", "same_pads", "split_pads"]
 

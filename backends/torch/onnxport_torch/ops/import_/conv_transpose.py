@@ -7,7 +7,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from onnxport import importer
-from onnxport.pads import split_total
+from onnxport.opmath.pads import split_total
 
 from ._modules import bind
 

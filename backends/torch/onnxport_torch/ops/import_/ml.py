@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from onnxport import importer
-from onnxport.mlops import membership_table, tree_depth
+from onnxport.opmath.mlops import membership_table, tree_depth
 
 from ...context import NodeContext
 

@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 
 from onnxport import importer
-from onnxport.pads import explicit_pads, pool_settings
+from onnxport.opmath.pads import explicit_pads, pool_settings
 
 #: testkit tolerances beyond the float32 default (rtol 1e-5, atol 1e-6): op -> dtype -> (rtol, atol, reason)
 TEST_TOLERANCES = {

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import torch
 
 from onnxport import importer
-from onnxport import sequence as seqs
+from onnxport.opmath import sequence as seqs
 
 from ...context import ints
 from .slice_split import norm_axis, split_sizes

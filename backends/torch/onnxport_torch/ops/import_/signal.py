@@ -6,8 +6,8 @@ import numpy as np
 import torch
 
 from onnxport import importer
-from onnxport.signal import cosine_window as cosine_window_values
-from onnxport.signal import mel_weight_matrix as mel_weight_matrix_values
+from onnxport.opmath.signal import cosine_window as cosine_window_values
+from onnxport.opmath.signal import mel_weight_matrix as mel_weight_matrix_values
 
 from ... import dtypes
 
@@ -71,7 +71,7 @@ def stft(ctx, signal, frame_step, window=None, frame_length=None, *, onesided):
 @importer("HammingWindow", since=17)
 @importer("BlackmanWindow", since=17)
 def cosine_window(ctx, size, *, output_datatype, periodic):
-    """HannWindow, HammingWindow and BlackmanWindow (:func:`onnxport.signal.cosine_window`)."""
+    """HannWindow, HammingWindow and BlackmanWindow (:func:`onnxport.opmath.signal.cosine_window`)."""
     with ctx.raising():
         w = cosine_window_values(ctx.op_type, int(_scalar(ctx, 0, size)), periodic)
     return torch.from_numpy(w).to(dtypes.to_torch_dtype(output_datatype))

@@ -1,0 +1,3 @@
+"""The version of the onnxport core."""
+
+__version__ = "0.1.0"

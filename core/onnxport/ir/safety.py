@@ -1,0 +1,133 @@
+"""Sizes known before computing: constant folding asks here before it allocates anything."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConversionError
+
+#: folded results larger than this many elements stay runtime computations
+FOLD_ELEMENTS = 1 << 26
+#: ops whose output may be far larger than their inputs: sized before they run
+GROWING_OPS = frozenset({"ConstantOfShape", "Tile", "Expand", "Pad", "Range", "Resize", "Upsample"})
+
+
+def budget_elements() -> int:
+    """The most elements one computed tensor may have: ``ONNXPORT_MAX_ELEMENTS``, else memory / 4."""
+    env = os.environ.get("ONNXPORT_MAX_ELEMENTS")
+    if env:
+        return int(env)
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4
+    except (ValueError, OSError, AttributeError):
+        return 1 << 32
+
+
+def check_budget(elements: int, label: str) -> None:
+    """Raise :class:`ConversionError` when a result of ``elements`` would not fit in memory."""
+    limit = budget_elements()
+    if elements > limit:
+        raise ConversionError(
+            f"node {label} would create a tensor of {elements} elements, more than the "
+            f"{limit} that fit in memory (ONNXPORT_MAX_ELEMENTS)"
+        )
+
+
+def _ints(a: Any) -> list[int] | None:
+    if a is None:
+        return None
+    arr = np.asarray(a)
+    if arr.dtype.kind not in "iu" or arr.size > 64:
+        return None
+    return [int(x) for x in arr.reshape(-1)]
+
+
+def _broadcast(a: Sequence[int], b: Sequence[int]) -> list[int]:
+    n = max(len(a), len(b))
+    a = [1] * (n - len(a)) + list(a)
+    b = [1] * (n - len(b)) + list(b)
+    return [max(x, y) for x, y in zip(a, b)]
+
+
+def folded_elements(op_type: str, shapes: list[tuple[int, ...] | None], value: Callable[[int], Any]) -> int | None:
+    """Elements the output of a size-growing op would have, or ``None`` when it does not grow sizes.
+
+    :param shapes: the shape of each input (``None`` for a missing optional input).
+    :param value: returns input ``i`` as an array (only called for small setting inputs).
+    """
+    if op_type == "ConstantOfShape":
+        dims = _ints(value(0))
+        return math.prod(abs(d) for d in dims) if dims is not None else None
+    if op_type == "Tile" and shapes and shapes[0] is not None:
+        reps = _ints(value(1))
+        return math.prod(shapes[0]) * math.prod(abs(r) for r in reps) if reps is not None else None
+    if op_type == "Expand" and shapes and shapes[0] is not None:
+        dims = _ints(value(1))
+        return math.prod(_broadcast(shapes[0], [abs(d) for d in dims])) if dims is not None else None
+    if op_type == "Pad" and shapes and shapes[0] is not None and len(shapes) > 1:
+        pads = _ints(value(1))
+        if pads is None:
+            return None
+        grow = sum(abs(p) for p in pads)
+        return math.prod(d + grow for d in shapes[0])
+    if op_type == "Range":
+        vals = [np.asarray(value(i)).reshape(-1) for i in range(3)]
+        if any(v.size != 1 for v in vals):
+            return None
+        start, limit, delta = (float(v[0]) for v in vals)
+        if delta == 0 or not all(map(math.isfinite, (start, limit, delta))):
+            return None
+        return max(int(math.ceil((limit - start) / delta)), 0)
+    if op_type in ("Resize", "Upsample") and shapes and shapes[0] is not None:
+        for i in (3, 2, 1):  # sizes, then scales
+            if i < len(shapes) and shapes[i] is not None and math.prod(shapes[i]) > 0:
+                arr = np.asarray(value(i)).reshape(-1)
+                if arr.size > 64:
+                    return None
+                if arr.dtype.kind in "iu":
+                    return math.prod(abs(int(x)) for x in arr)
+                if arr.size == len(shapes[0]) and np.all(np.isfinite(arr)):
+                    return math.prod(int(d * abs(float(s))) + 1 for d, s in zip(shapes[0], arr))
+                return None
+    return None
+
+
+def check_call(op_type: str, label: str, args: Sequence[Any], shape_of: Callable[[Any], Any],
+               value_of: Callable[[Any], Any]) -> None:
+    """Refuse, before a size-growing op runs, a result larger than the memory budget.
+
+    Does nothing for other ops, or where the sizes are not concrete (symbolic shapes, traced
+    values). ``shape_of``/``value_of`` read a framework value's shape and numpy value.
+    """
+    if op_type not in GROWING_OPS:
+        return
+    try:
+        size = folded_elements(op_type, [None if a is None else tuple(shape_of(a)) for a in args],
+                               lambda i: value_of(args[i]))
+    except (IndexError, TypeError, ValueError, OverflowError, AttributeError, RuntimeError, NotImplementedError):
+        return  # traced or symbolic values: nothing concrete to size
+    if size is not None:
+        check_budget(size, label)
+
+
+def fold_fits(op_type: str, args: Sequence[Any], shape_of: Callable[[Any], Any], value_of: Callable[[Any], Any],
+              limit: int = FOLD_ELEMENTS) -> bool:
+    """Whether folding ``op_type`` on these constant inputs creates at most ``limit`` elements.
+
+    Sized before computing: a size-growing op whose result would be larger stays a run-time
+    computation (sized again, against the memory budget, when it runs). Other ops always fit.
+    """
+    if op_type not in GROWING_OPS:
+        return True
+    try:
+        size = folded_elements(op_type, [None if a is None else tuple(shape_of(a)) for a in args],
+                               lambda i: value_of(args[i]))
+    except (IndexError, KeyError, TypeError, ValueError, OverflowError):
+        return True
+    return size is None or size <= limit
+
