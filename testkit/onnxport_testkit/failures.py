@@ -19,7 +19,7 @@ def failure_table(backend: Any) -> dict[str, str]:
     import onnxport
 
     table: dict[str, str] = dict(backend.expected_failures)
-    table.update({k: reason for k, (reason, _) in onnxport.plugin.registry().expected_failures(backend.name).items()})
+    table.update({k: reason for k, (reason, _) in onnxport.registry().expected_failures(backend.name).items()})
     return table
 
 

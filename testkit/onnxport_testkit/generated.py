@@ -95,7 +95,7 @@ def test_onnxport_primitive_has_cases(onnxport_primitive) -> None:
     from .cases import node_cases
     from .meta import check_primitive_has_cases
 
-    check_primitive_has_cases(onnxport_primitive, onnxport.plugin.registry(), node_cases())
+    check_primitive_has_cases(onnxport_primitive, onnxport.registry(), node_cases())
 
 
 def test_onnxport_hook_documented(onnxport_hook) -> None:
@@ -116,7 +116,7 @@ def test_onnxport_expected_failures_reviewed(onnxport_failure_list) -> None:
     from .meta import expected_failure_problems
     from .semantic_cases import cases_of
 
-    reg = onnxport.plugin.registry()
+    reg = onnxport.registry()
     name, source = onnxport_failure_list
     if source:  # a plugin's list
         table = {k: reason for k, (reason, src) in reg.expected_failures(name).items() if src == source}
@@ -138,7 +138,7 @@ def test_onnxport_backend_contract(onnxport_backend) -> None:
     import onnxport
     from onnxport.plugin.backend import FEATURES, export_part, problems
 
-    backend = onnxport.plugin.registry().backends[onnxport_backend]
+    backend = onnxport.registry().backends[onnxport_backend]
     wrong = problems(backend, onnxport_backend)
     assert not wrong, f"backend {onnxport_backend!r} does not meet the contract:\n  " + "\n  ".join(wrong)
     for feature in FEATURES:
@@ -158,6 +158,6 @@ def test_onnxport_backend_layout(onnxport_layout) -> None:
 
     from .meta import layout_problems
 
-    problems = layout_problems(onnxport.plugin.registry())
+    problems = layout_problems(onnxport.registry())
     assert not problems, "op families filed differently across backends:\n  " + "\n  ".join(problems)
 

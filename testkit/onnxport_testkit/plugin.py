@@ -71,7 +71,7 @@ def _registry():
     from onnxport.errors import PluginError
 
     try:
-        return onnxport.plugin.registry()
+        return onnxport.registry()
     except PluginError as exc:
         raise pytest.UsageError(f"onnxport.errors.PluginError: {exc}") from exc
 
@@ -425,7 +425,7 @@ def registry_snapshot() -> dict[str, Any]:
     """What is registered: the coverage report tells registered-untested from missing with it."""
     import onnxport
 
-    reg = onnxport.plugin.registry()
+    reg = onnxport.registry()
     return {
         b: {
             "import": [{"domain": p.domain, "op": p.op_type, "since": p.since, "source": p.source}

@@ -65,7 +65,7 @@ def missing_ops(backend_name: str, ops: tuple[tuple[str, str], ...] | list[tuple
     import onnxport
     from onnxport.plugin.spec import latest_version
 
-    reg = onnxport.plugin.registry()
+    reg = onnxport.registry()
     out = []
     for domain, op in ops:
         try:
@@ -119,7 +119,7 @@ def import_tolerances(backend_name: str, ops: tuple[tuple[str, str], ...] | list
     """Tolerances declared beside the newest import primitives of ``ops`` (``TEST_TOLERANCES``)."""
     import onnxport
 
-    reg = onnxport.plugin.registry()
+    reg = onnxport.registry()
     found = [(reg.find_import(backend_name, d, op, 10**6), op) for d, op in ops]
     return declared_tolerances([(p.fn, op) for p, op in found if p is not None])
 
@@ -439,7 +439,7 @@ def sample_opsets(prim: Any, sample: Any, every: bool = False) -> tuple[int, ...
         branches = True
     if branches:
         return export_opsets()
-    reg = onnxport.plugin.registry()
+    reg = onnxport.registry()
     out = []
     for opset in export_opsets():
         for op in sample.emits:
@@ -461,7 +461,7 @@ def _refusal_justified(backend_name: str, sample: Any, target: str, opset: int, 
     from onnxport.plugin import spec
 
     proto, _, _, _ = _export_sample(backend_name, sample, target=target)
-    reg = onnxport.plugin.registry()
+    reg = onnxport.registry()
     names_opset = re.search(r"opset \d+", message) is not None
     lacking = []
     for op in emitted_ops(proto):
