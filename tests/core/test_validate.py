@@ -83,3 +83,11 @@ def test_caller_model_is_not_modified(mlp_model):
     onnxport.import_model(ir_model, backend="torch")
     assert [(n.op_type, len(n.inputs)) for n in ir_model.graph] == before
     _ = np, numpy_helper
+
+
+@pytest.mark.parametrize("dims", [[-1, 3], [2, -7]])
+def test_a_graph_input_with_a_negative_dim_is_refused(dims):
+    model = make_model([helper.make_node("Relu", ["x"], ["y"], name="r")],
+                       [tensor_info("x", dims)], [tensor_info("y", [2, 3])])
+    with pytest.raises(ModelError, match=rf"graph input 'x' declares dimension {dims.index(min(dims))} as {min(dims)}"):
+        onnxport.prepare(model)

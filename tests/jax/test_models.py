@@ -194,7 +194,7 @@ def test_data_dependent_shape_raises_naming_the_node_under_jit_only() -> None:
     with pytest.raises(DataDependentError, match="reshape_by_data"):
         model.jit()(model.params, x, shape)
     backend = onnxport.get_backend("jax")
-    (out,) = backend.run(model, [x, shape])  # the testkit path: falls back to a static shape
+    (out,) = backend.run(model, [x, shape])  # the testkit path: the user's eager call
     np.testing.assert_array_equal(out, x.reshape(3, 2))
 
 

@@ -215,36 +215,9 @@ class JaxBackend(ExportSupport, PackageNative, Backend):
         return outs
 
     def run(self, model: JaxModel, inputs: list[Any]) -> list[Any]:
-        """Run on numpy inputs, jitted where the graph allows; outputs as numpy (testkit, CLI).
-
-        First everything is traced; if a node needs concrete values, the integer/bool/string
-        inputs become static (closed over as numpy) and the rest is jitted; ops whose output
-        shape depends on data (NonZero, Unique ...) finally run eagerly.
-        """
-        values = model._bind_inputs(tuple(inputs), {})
-        # unseeded random ops draw from numpy's global generator (np.random.seed repeats them)
-        rng = jax.random.key(np.random.randint(0, 2**31 - 1)) if model.has_random_ops else None
-        with model.x64_scope():
-            try:
-                if any(_has_strings(x) for x in values):
-                    raise DataDependentError("string inputs cannot be traced")
-                out = jax.jit(lambda p, c, xs, k: model._apply(p, xs, (), c, k))(
-                    model.params, model.consts, values, rng)
-            except DataDependentError:
-                static = tuple(i for i, x in enumerate(values) if _static_candidate(x))
-                try:
-                    if not static:
-                        raise
-                    dyn = [None if i in static else x for i, x in enumerate(values)]
-                    fixed = {i: _to_numpy(values[i]) for i in static}
-
-                    def part(p: dict[str, Any], c: dict[str, Any], xs: list[Any], k: Any) -> Any:
-                        merged = [fixed[i] if i in fixed else x for i, x in enumerate(xs)]
-                        return model._apply(p, merged, static, c, k)
-
-                    out = jax.jit(part)(model.params, model.consts, dyn, rng)
-                except DataDependentError:
-                    out = model._apply(model.params, values, (), model.consts, rng)
+        """Call the model on numpy inputs exactly as a user does (``model(*inputs)``: eager, a
+        fresh PRNG key per call); outputs as numpy (testkit, CLI)."""
+        out = model(*inputs)
         outs = list(out) if isinstance(out, tuple) else [out]
         return [_to_numpy(o) for o in outs]
 
@@ -263,9 +236,3 @@ def _has_strings(x: Any) -> bool:
         return any(_has_strings(e) for e in x)
     return isinstance(x, np.ndarray) and x.dtype.kind in "OSU"
 
-
-def _static_candidate(x: Any) -> bool:
-    """Inputs worth fixing at trace time: integer, bool and string tensors (shapes, indices)."""
-    if isinstance(x, (list, tuple)):
-        return bool(x) and all(_static_candidate(e) for e in x)
-    return isinstance(x, (np.ndarray, np.generic)) and np.asarray(x).dtype.kind in "iubOSU"

@@ -21,7 +21,13 @@ class DataDependentError(ConversionError):
 
     Raised while tracing ``tf.function`` for attributes TensorFlow needs at trace time (an
     axis, a split count), when they are computed from input data instead of being constants.
+    ``value`` is the traced value the primitive asked about (when it named one); ``needs`` the
+    node inputs it depends on (set by the step that ran the node), from which
+    :mod:`onnxport_tensorflow.specialize` finds the graph inputs to specialise on.
     """
+
+    value: Any = None
+    needs: list[Any] | None = None
 
 
 class CallState:
@@ -121,7 +127,9 @@ class NodeContext(_core.NodeContext):
             try:
                 return x.numpy()
             except Exception as exc:  # a symbolic tensor inside tf.function
-                raise self.data_dependent(what) from exc
+                err = self.data_dependent(what)
+                err.value = x
+                raise err from exc
         if isinstance(x, (list, tuple)):
             return np.asarray([self.concrete(e, what) for e in x])
         raise self.data_dependent(what)

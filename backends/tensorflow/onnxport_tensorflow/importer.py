@@ -27,6 +27,7 @@ from onnxport.plugin.backend_parts import PackageNative
 
 from . import dtypes, fusion, layout
 from .context import CALL, CallState, DataDependentError, Mode, NodeContext, is_static
+from .specialize import Specializer, needed_values
 from .variables import new_variable
 
 _FOLD_LIMIT = 1 << 26  # elements; larger folded constants stay runtime computations
@@ -102,7 +103,12 @@ class _Step(Step):
 
     def invoke(self, args: list[Any], attrs: dict[str, Any]) -> Any:
         with tf.name_scope(self.scope):  # run-time TF errors name the op by this scope
-            return self.fn(self.ctx, *args, **attrs)
+            try:
+                return self.fn(self.ctx, *args, **attrs)
+            except DataDependentError as exc:
+                if exc.needs is None:  # the innermost node that asked (a subgraph's, if any)
+                    exc.needs = needed_values(self.inputs, args, exc.value)
+                raise
 
     def fold(self, args: list[Any], attrs: dict[str, Any]) -> list[Any]:
         # computed from static shapes/constants: evaluate eagerly now, keep it numpy
@@ -158,6 +164,8 @@ class TfModel(tf.Module):
                  seed: int | None, name: str | None = None):
         super().__init__(name=name or "onnx_model")
         self._impl = _Internals(program, var_values, static, info)
+        self._impl.settings = Specializer(program.graph, info["inputs"], self.forward, lambda: self.serve,
+                                          _CallStatsKey)
         self.weights: dict[str, tf.Variable] = variables
         self._mode = mode
         self._random = random
@@ -221,6 +229,8 @@ class TfModel(tf.Module):
             # (a model retraced call after call, by train()/eval() toggles, is still warned of)
             fn._key_for_call_stats = self._impl.call_stats_key
         self.__call__ = fn
+        if self._impl.settings is not None:
+            self._impl.settings.reset()
 
     @property
     def serve(self) -> Any:
@@ -237,11 +247,17 @@ class TfModel(tf.Module):
 
     # -- running ------------------------------------------------------------------------
     def __call__(self, *inputs: Any, **named: Any) -> Any:
-        """Check the inputs (dtypes and static dims, no implicit casts), then run :attr:`serve`."""
+        """Check the inputs (dtypes and static dims, no implicit casts; an ONNX type TensorFlow
+        has no tensor for, given as its ml_dtypes numpy array, becomes the tensor the model holds
+        it in), then run :attr:`serve`. A model with a setting TensorFlow needs at trace time
+        (an axis list, split sizes ...) computed from graph inputs runs a ``tf.function``
+        specialised on those inputs' values instead, traced once per distinct value (see
+        :mod:`onnxport_tensorflow.specialize`); inside a ``tf.function`` of your own they must be
+        constants."""
         values = self._bind_inputs(inputs, named)
         values = [self._check_input(spec, x) for spec, x in zip(self._impl.info["inputs"], values)]
         try:
-            return self.serve(*values)
+            return self._impl.settings.call(values)
         except tf.errors.OpError as exc:  # shapes only the run reveals: name the ONNX node
             raise _run_error(self._impl.program, exc) from exc
 
@@ -317,7 +333,7 @@ class _Internals:
     """The compiled graph and its import-time facts, kept out of ``tf.Module``'s tracking (it
     walks attributes for variables and cannot hold ``ir.Value`` keys)."""
 
-    __slots__ = ("program", "var_values", "static", "info", "call_stats_key")
+    __slots__ = ("program", "var_values", "static", "info", "call_stats_key", "settings")
 
     def __init__(self, program: Program, var_values: dict[str, ir.Value], static: dict[ir.Value, Any],
                  info: dict[str, Any]):
@@ -326,6 +342,7 @@ class _Internals:
         self.static = static
         self.info = info
         self.call_stats_key = _CallStatsKey()
+        self.settings: Specializer | None = None  # set by the model (it calls back into it)
 
 
 class _CallStatsKey:
@@ -538,17 +555,9 @@ class TensorflowBackend(ExportSupport, PackageNative, Backend):
         return to_numpy(value)
 
     def run(self, model: TfModel, inputs: list[Any]) -> list[Any]:
-        """Run on numpy inputs through the traced ``tf.function``; outputs as numpy (testkit, CLI).
-
-        When a node needs a value only known at run time at trace time (a data-dependent axis
-        list), the graph runs eagerly instead.
-        """
-        values = model._bind_inputs(tuple(inputs), {})
-        values = [model._check_input(spec, x) for spec, x in zip(model._impl.info["inputs"], values)]
-        try:
-            out = model.serve(*values)
-        except DataDependentError:
-            out = model.forward(*values)
+        """Call the model on numpy inputs exactly as a user does (``model(*inputs)``); outputs as
+        numpy, a narrow ONNX type's carrier as that type (testkit, CLI)."""
+        out = model(*inputs)
         outs = list(out) if isinstance(out, tuple) else [out]
         result = []
         for o, dt in zip(outs, model._impl.info["output_dtypes"]):

@@ -136,10 +136,9 @@ class TorchBackend(Backend, ExportSupport):
         return dtypes.to_numpy(tensor)
 
     def run(self, module: Any, inputs: list[np.ndarray]) -> list[np.ndarray]:
-        """Run an imported module on numpy inputs; outputs as numpy (testkit, CLI)."""
-        args = [dtypes.from_numpy(a) if isinstance(a, np.ndarray) else a for a in inputs]
-        with torch.no_grad():
-            out = module(*args)
+        """Call an imported module on numpy inputs exactly as a user does (``module(*inputs)``,
+        which takes numpy arrays); outputs as numpy (testkit, CLI)."""
+        out = module(*inputs)
         outs = list(out) if isinstance(out, tuple) else [out]
         kinds = getattr(module, "_onnx_info", {}).get("output_dtypes") or [None] * len(outs)
         names = getattr(module, "_onnx_info", {}).get("outputs") or [str(i) for i in range(len(outs))]

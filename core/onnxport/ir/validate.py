@@ -461,6 +461,18 @@ def _check_functions(model: onnx.ModelProto, opsets: dict[str, int]) -> None:
                 _check_graph(g, {**opsets, **f_opsets}, where, True, set())
 
 
+def check_input_dims(graph: onnx.GraphProto) -> None:
+    """Refuse a graph input declaring a negative dimension (a dim is a size >= 0, a name, or unknown)."""
+    for v in graph.input:
+        t = v.type
+        if not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
+            continue
+        for i, d in enumerate(t.tensor_type.shape.dim):
+            if d.HasField("dim_value") and d.dim_value < 0:
+                raise ModelError(f"graph input {v.name!r} declares dimension {i} as {d.dim_value}: a dimension is "
+                                 "a size >= 0, a name (dim_param) or left unset")
+
+
 #: a sparse initializer is made dense at load; past this many bytes it is refused instead
 SPARSE_DENSE_BYTES = 1 << 30
 
@@ -524,6 +536,7 @@ def check_model(model: onnx.ModelProto) -> None:
         if imp.domain == "ai.onnx":
             imp.domain = ""
     check_tensors(model)
+    check_input_dims(model.graph)
     densify_sparse(model.graph)
     opsets = {imp.domain: imp.version for imp in model.opset_import}
     _check_graph(model.graph, opsets, f"graph {model.graph.name!r}", False, set())

@@ -96,7 +96,11 @@ class Backend(abc.ABC):
         return np.asarray(value)
 
     def run(self, imported: Any, inputs: list[np.ndarray]) -> list[Any]:
-        """Run an imported object on numpy inputs; the outputs as numpy (``check``, testkit)."""
+        """Run an imported object on numpy inputs; the outputs as numpy (``check``, testkit).
+
+        Exactly the call a user makes (``imported(*inputs)``), nothing more: no fallback, no
+        conversion of the inputs beyond what the call itself accepts; only the outputs are read
+        back as numpy."""
         raise self._unsupported("run", "cannot run imported models on numpy inputs")
 
     def case_variants(self, model: Any) -> list[str]:

@@ -6,15 +6,19 @@ import tensorflow as tf
 
 from onnxport import importer
 
-from ...context import ints
-from ._static import rank, tensor
+from ._static import dims, rank, tensor
 
 
 @importer("CumSum", since=14)
 @importer("CumProd", since=26)
 def cumulative(ctx, x, axis, *, exclusive, reverse):
-    (a,) = ints(ctx, 1, axis)
+    """The axis may be a runtime tensor (TensorFlow's cumsum/cumprod take it as one)."""
+    a = dims(ctx, 1, axis)
     x = tensor(x)
-    a = a + rank(x) if a < 0 else a
+    if isinstance(a, list):
+        (a,) = a
+        a = a + rank(x) if a < 0 else a
+    else:
+        a = tf.reshape(a, [])  # a negative axis counts from the end in TensorFlow too
     fn = tf.math.cumsum if ctx.op_type == "CumSum" else tf.math.cumprod
     return fn(x, axis=a, exclusive=bool(exclusive), reverse=bool(reverse))

@@ -7,7 +7,7 @@ import tensorflow as tf
 
 from onnxport import importer
 
-from ._static import concrete, ints, np_dtype, rank, tensor
+from ._static import concrete, dims, np_dtype, rank, tensor
 
 
 @importer("Range", since=27)
@@ -49,14 +49,16 @@ def one_hot(ctx, indices, depth, values, *, axis):
 
 @importer("Trilu", since=14)
 def trilu(ctx, x, k=None, *, upper):
-    kk = ints(ctx, 1, k)[0] if k is not None else 0
+    """``k`` may be a runtime tensor (the kept band is computed from it)."""
+    kk = dims(ctx, 1, k) if k is not None else [0]
+    kk = kk[0] if isinstance(kk, list) else tf.reshape(kk, [])
     x = tensor(x)
     rows, cols = x.shape[-2], x.shape[-1]
     if rows is None or cols is None:
-        sh = tf.shape(x)
+        sh = tf.shape(x, out_type=tf.int64)
         rows, cols = sh[-2], sh[-1]
-    i = tf.range(rows)[:, None]
-    j = tf.range(cols)[None, :]
+    i = tf.range(rows, dtype=tf.int64)[:, None]
+    j = tf.range(cols, dtype=tf.int64)[None, :]
     keep = (j - i >= kk) if upper else (j - i <= kk)
     return tf.where(keep, x, tf.zeros((), x.dtype))
 
