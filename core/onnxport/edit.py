@@ -362,7 +362,7 @@ def to_sequential(
     be = api.get_backend(backend)
     if not be.supports("to_sequential"):
         raise BackendNotFoundError(f"backend {backend!r} does not build sequential containers")
-    plan = api.prepare(m, backend, **options)
+    plan = api.prepare(m, backend, **options)  # checks the options
     return be.to_sequential(plan, **options)
 
 

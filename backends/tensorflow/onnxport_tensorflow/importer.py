@@ -27,6 +27,7 @@ from onnxport.program import Program as _CoreProgram
 
 from . import dtypes, fusion, layout
 from .context import CALL, CallState, DataDependentError, Mode, NodeContext, is_static
+from .options import EXPORT_OPTIONS, IMPORT_OPTIONS
 from .variables import new_variable
 
 _FOLD_LIMIT = 1 << 26  # elements; larger folded constants stay runtime computations
@@ -509,6 +510,8 @@ class TensorflowBackend(ExportSupport, PackageNative, Backend):
     (:class:`~onnxport_tensorflow.export_support.ExportSupport`)."""
 
     name = "tensorflow"
+    import_options = IMPORT_OPTIONS
+    export_options = EXPORT_OPTIONS
 
     @property
     def dtypes(self) -> frozenset[ir.DataType]:
