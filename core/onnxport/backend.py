@@ -27,6 +27,7 @@ with problems and the testkit's meta-test runs it on every installed backend.
 from __future__ import annotations
 
 import abc
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -181,8 +182,13 @@ class Exporter(abc.ABC):
 
 
 def accepted_import_options(backend: Backend) -> tuple[Option, ...]:
-    """The import options ``backend`` accepts: the core's and its own."""
-    return CORE_IMPORT_OPTIONS + tuple(type(backend).import_options)
+    """The import options ``backend`` accepts: the core's and its own (``keep_functions=True`` only
+    where the backend builds kept model-local functions, :attr:`Backend.keep_functions`)."""
+    core = CORE_IMPORT_OPTIONS
+    if not type(backend).keep_functions:
+        core = tuple(dataclasses.replace(o, accepts=(False, None), doc=o.doc + "; this backend inlines them")
+                     if o.name == "keep_functions" else o for o in core)
+    return core + tuple(type(backend).import_options)
 
 
 def accepted_export_options(backend: Backend) -> tuple[Option, ...]:
