@@ -483,6 +483,9 @@ def prepare(model: ir.Model, backend: str, registry: Registry, **options: Any) -
     reordered, graphs = _validate(model)
     if reordered:
         source = None
+    from .safety import check_shape_attributes
+
+    check_shape_attributes((n for g in graphs for n in g), node_label)
     keep = options.get("keep_functions")
     if keep is None:  # the backend's default: torch keeps functions as reusable submodules
         be = registry.backends.get(backend)
@@ -490,6 +493,10 @@ def prepare(model: ir.Model, backend: str, registry: Registry, **options: Any) -
     inlined = bool(model.functions)
     if model.functions:
         from onnx_ir.passes.common import InlinePass
+
+        from .model_checks import check_function_calls
+
+        check_function_calls(model, graphs)  # the same refusal whether a backend inlines or keeps them
 
         # a function with attribute parameters differs per call site: its calls are inlined
         InlinePass(None if not keep else (lambda f: bool(f.attributes)))(model)

@@ -374,7 +374,8 @@ def _run_error(program: Program, exc: Any) -> ConversionError:
         if label:
             break
     where = f"node {label}" if label else "the model"
-    first = (exc.message or "").strip().splitlines()[0] if exc.message else ""
+    lines = (exc.message or "").strip().splitlines()
+    first = next((line.strip() for line in lines if "ONNXPORT_MAX_ELEMENTS" in line), lines[0] if lines else "")
     return ConversionError(f"{where} failed at run time: {type(exc).__name__}: {first}")
 
 
@@ -543,6 +544,8 @@ class TensorflowBackend(ExportSupport, PackageNative, Backend):
             out = model.serve(*values)
         except DataDependentError:
             out = model.forward(*values)
+        except tf.errors.OpError as exc:  # as the model's own call names the ONNX node
+            raise _run_error(model._impl.program, exc) from exc
         outs = list(out) if isinstance(out, tuple) else [out]
         result = []
         for o, dt in zip(outs, model._impl.info["output_dtypes"]):
