@@ -483,9 +483,12 @@ def prepare(model: ir.Model, backend: str, registry: Registry, **options: Any) -
     reordered, graphs = _validate(model)
     if reordered:
         source = None
+    from .model_checks import check_constant_types
     from .safety import check_shape_attributes
 
     check_shape_attributes((n for g in graphs for n in g), node_label)
+    if check_constant_types(graphs, strict=options.get("strict", True)):
+        source = None  # the proto still declares what was replaced
     keep = options.get("keep_functions")
     if keep is None:  # the backend's default: torch keeps functions as reusable submodules
         be = registry.backends.get(backend)

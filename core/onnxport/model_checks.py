@@ -29,3 +29,35 @@ def check_function_calls(model: ir.Model, graphs: Iterable[ir.Graph]) -> None:
                     f"{len(node.inputs)} inputs and {len(node.outputs)} outputs; it declares {n_in} "
                     f"inputs and {n_out} outputs"
                 )
+
+
+def check_constant_types(graphs: Iterable[ir.Graph], strict: bool = True) -> bool:
+    """Refuse a declared type (``value_info``, graph output) that contradicts what a ``Constant``
+    node produces, which ONNX shape inference lets through: an element type or a static shape other
+    than its tensor's. With ``strict=False`` the constant's own type wins; returns whether a
+    declared type was replaced."""
+    changed = False
+    for graph in graphs:
+        for node in graph:
+            if node.op_type != "Constant" or node.domain not in ("", "ai.onnx") or not node.outputs:
+                continue
+            attr = node.attributes.get("value") if node.attributes else None
+            out = node.outputs[0]
+            if attr is None or attr.type != ir.AttributeType.TENSOR or out.type is None:
+                continue
+            tensor = attr.value
+            declared_shape = out.shape
+            shape_ok = declared_shape is None or len(declared_shape) != len(tensor.shape) or all(
+                not isinstance(d, int) or d == t for d, t in zip(declared_shape.dims, tensor.shape.dims))
+            shape_ok = shape_ok and (declared_shape is None or len(declared_shape) == len(tensor.shape))
+            if out.dtype == tensor.dtype and shape_ok:
+                continue
+            if strict:
+                raise ModelError(
+                    f"the model declares value {out.name!r} as {out.dtype} {declared_shape}, but node "
+                    f"{node_label(node)} produces {tensor.dtype} {tensor.shape} (import with strict=False "
+                    "to load it anyway)"
+                )
+            out.type, out.shape = ir.TensorType(tensor.dtype), ir.Shape(tensor.shape.dims)
+            changed = True
+    return changed
