@@ -147,17 +147,23 @@ def check_shape_attributes(nodes: Iterable[Any], label: Callable[[Any], str]) ->
 
 
 def check_call(op_type: str, label: str, args: Sequence[Any], shape_of: Callable[[Any], Any],
-               value_of: Callable[[Any], Any]) -> None:
+               value_of: Callable[[Any], Any], const: Callable[[int], Any] | None = None) -> None:
     """Refuse, before a size-growing op runs, a result larger than the memory budget.
 
     Does nothing for other ops, or where the sizes are not concrete (symbolic shapes, traced
-    values). ``shape_of``/``value_of`` read a framework value's shape and numpy value.
+    values). ``shape_of``/``value_of`` read a framework value's shape and numpy value; ``const``
+    (the node context's :meth:`~onnxport.context.NodeContext.const`) gives the import-time value of
+    an input where there is one (what a primitive reads instead of a traced value).
     """
     if op_type not in GROWING_OPS:
         return
+
+    def value(i: int) -> Any:
+        known = const(i) if const is not None else None
+        return known if known is not None else value_of(args[i])
+
     try:
-        size = folded_elements(op_type, [None if a is None else tuple(shape_of(a)) for a in args],
-                               lambda i: value_of(args[i]))
+        size = folded_elements(op_type, [None if a is None else tuple(shape_of(a)) for a in args], value)
     except (IndexError, TypeError, ValueError, OverflowError, AttributeError, RuntimeError, NotImplementedError):
         return  # traced or symbolic values: nothing concrete to size
     if size is not None:

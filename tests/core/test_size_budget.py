@@ -69,6 +69,11 @@ def _cases() -> dict[str, onnx.ModelProto]:
                             h.make_node("OneHot", ["xi", "depth", "vals"], ["big"], name="bomb")],
                            [_i64(BIG * BIG, "depth"), _f32([0, 1], "vals")])
     out["HannWindow"] = _model([h.make_node("HannWindow", ["n"], ["big"], name="bomb")], [_i64(BIG * BIG, "n")])
+    # the length folded at import from the input's shape (a traced input in a jitted call)
+    out["HannWindow_computed"] = _model(
+        [h.make_node("Shape", ["x"], ["s"]), h.make_node("ReduceProd", ["s"], ["p"], keepdims=0),
+         h.make_node("Mul", ["p", "kk"], ["n"]), h.make_node("HannWindow", ["n"], ["big"], name="bomb")],
+        [_i64(BIG * BIG, "kk")])
     out["RandomNormal"] = _model([h.make_node("RandomNormal", [], ["big"], shape=[BIG, BIG], name="bomb")], [])
     out["CenterCropPad"] = _model([*sb, reshape, h.make_node("CenterCropPad", ["x2", "dims"], ["big"], name="bomb")],
                                   [*k, two])

@@ -73,7 +73,7 @@ class NodeFn:
             return  # symbolic values: no sizes to read
         # fake or subclassed tensors (torch.export) have no values to read: no check
         check_call(self.ctx.op_type, self.ctx.label, [a if isinstance(a, torch.Tensor) else None for a in args],
-                   lambda a: a.shape, lambda a: a.detach().cpu().numpy())
+                   lambda a: a.shape, lambda a: a.detach().cpu().numpy(), self.ctx.const)
 
     def _failure(self, exc: Exception) -> ConversionError:
         return ConversionError(
