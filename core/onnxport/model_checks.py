@@ -3,6 +3,7 @@ so that every backend refuses the same files with the same :class:`~onnxport.err
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 
 import onnx_ir as ir
@@ -52,12 +53,11 @@ def check_constant_types(graphs: Iterable[ir.Graph], strict: bool = True) -> boo
             shape_ok = shape_ok and (declared_shape is None or len(declared_shape) == len(tensor.shape))
             if out.dtype == tensor.dtype and shape_ok:
                 continue
+            text = (f"the model declares a type the graph contradicts: value {out.name!r} as {out.dtype} "
+                    f"{declared_shape}, but node {node_label(node)} produces {tensor.dtype} {tensor.shape}")
             if strict:
-                raise ModelError(
-                    f"the model declares value {out.name!r} as {out.dtype} {declared_shape}, but node "
-                    f"{node_label(node)} produces {tensor.dtype} {tensor.shape} (import with strict=False "
-                    "to load it anyway)"
-                )
+                raise ModelError(text + " (import with strict=False to load it anyway)")
+            warnings.warn(text + "; the constant's own type is used", stacklevel=4)
             out.type, out.shape = ir.TensorType(tensor.dtype), ir.Shape(tensor.shape.dims)
             changed = True
     return changed
