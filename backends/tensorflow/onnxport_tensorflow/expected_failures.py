@@ -31,9 +31,9 @@ EXPECTED_FAILURES: dict[str, str] = {
     "test_image_decoder_decode_jpeg_grayscale": "[mismatch] " + "tf.io.decode_jpeg(channels=1) returns libjpeg's own luma "
                                                 "decode; the reference decodes RGB and converts it with "
                                                 "Pillow's L formula, and the two differ by rounding",
-    "test_image_decoder_decode_jpeg2k_rgb": "[InvalidArgumentError] " + "TensorFlow has no JPEG 2000 decoder (tf.io decodes BMP, GIF, PNG, JPEG)",
-    "test_image_decoder_decode_pnm_rgb": "[InvalidArgumentError] " + "TensorFlow has no PNM decoder (tf.io decodes BMP, GIF, PNG, JPEG)",
-    "test_image_decoder_decode_tiff_rgb": "[InvalidArgumentError] " + "TensorFlow has no TIFF decoder (tf.io decodes BMP, GIF, PNG, JPEG)",
+    "test_image_decoder_decode_jpeg2k_rgb": "[ConversionError] " + "TensorFlow has no JPEG 2000 decoder (tf.io decodes BMP, GIF, PNG, JPEG)",
+    "test_image_decoder_decode_pnm_rgb": "[ConversionError] " + "TensorFlow has no PNM decoder (tf.io decodes BMP, GIF, PNG, JPEG)",
+    "test_image_decoder_decode_tiff_rgb": "[ConversionError] " + "TensorFlow has no TIFF decoder (tf.io decodes BMP, GIF, PNG, JPEG)",
     # -- symbolic batch dim (testkit variant dynbatch): primitives that still read static dims
     "test_attention_3d[dynbatch]": "[ConversionError] " + "not yet: " + "3-D Attention reads the head size from the split heads' static last dim, which a symbolic batch leaves unknown after the runtime reshape",
     "test_attention_3d_attn_mask[dynbatch]": "[ConversionError] " + "not yet: " + "3-D Attention reads the head size from the split heads' static last dim, which a symbolic batch leaves unknown after the runtime reshape",
@@ -63,7 +63,7 @@ EXPECTED_FAILURES: dict[str, str] = {
     "test_maxpool_with_argmax_2d_precomputed_pads[dynbatch]": "[ConversionError] " + "not yet: " + "MaxPool's Indices output builds its gather from the static batch and channel counts",
     "test_maxpool_with_argmax_2d_precomputed_strides[dynbatch]": "[ConversionError] " + "not yet: " + "MaxPool's Indices output builds its gather from the static batch and channel counts",
     "test_rotary_embedding_3d_input[dynbatch]": "[ConversionError] " + "not yet: " + "3-D RotaryEmbedding reads the head size from the reshaped input's static last dim",
-    "test_split_1d_uneven_split_opset18[dynbatch]": "[InvalidArgumentError] " + "not yet: " + "Split without sizes over a symbolic dim uses tf.split into equal parts, which refuses ONNX's uneven last piece",
+    "test_split_1d_uneven_split_opset18[dynbatch]": "[ConversionError] " + "not yet: " + "Split without sizes over a symbolic dim uses tf.split into equal parts, which refuses ONNX's uneven last piece",
     "test_split_to_sequence_2[dynbatch]": "[ConversionError] " + "not yet: " + 'SplitToSequence needs the static size of the split axis (one tensor per index)',
     "test_swiglu[dynbatch]": "[ConversionError] " + "not yet: " + "SwiGLU compares the two inputs' static shapes, and a symbolic batch (None) differs from the other input's fixed one",
     "test_swiglu_alpha[dynbatch]": "[ConversionError] " + "not yet: " + "SwiGLU compares the two inputs' static shapes, and a symbolic batch (None) differs from the other input's fixed one",
