@@ -511,6 +511,9 @@ def prepare(model: ir.Model, backend: str, registry: Registry, **options: Any) -
         source = None  # the graph no longer is the proto's
     if options.get("infer_shapes", True):
         infer_shapes(model, strict=options.get("strict", True), source=source)
+    from .safety import check_static_outputs
+
+    check_static_outputs((n for g in graphs for n in g), node_label)  # sized here, not per call
     if adapt(model, registry, graphs) or inlined:  # validate() sorted the graphs; only a rewrite unsorts them
         graphs = list(iter_model_graphs(model))  # an adapter may have written new subgraphs
         for graph in graphs:

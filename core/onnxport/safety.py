@@ -130,6 +130,51 @@ def folded_elements(op_type: str, shapes: list[tuple[int, ...] | None], value: C
     return None
 
 
+def sized_at_call(op_type: str, output_shape: Sequence[Any] | None) -> bool:
+    """Whether a node must be sized when it runs (:func:`check_call`): a growing op, except a
+    broadcasting one whose output shape is static (sized once, when the model is prepared:
+    :func:`check_static_outputs`), which keeps elementwise ops free of a per-call cost."""
+    if op_type not in GROWING_OPS:
+        return False
+    if op_type in BROADCAST_OPS and output_shape is not None and all(isinstance(d, int) for d in output_shape):
+        return False
+    return True
+
+
+def check_broadcast(shapes: Sequence[Sequence[int]], label: str) -> None:
+    """Refuse a broadcast of ``shapes`` (concrete) larger than both the largest input and the
+    budget; cheap where nothing grows (the per-call check of elementwise ops)."""
+    big = max(shapes, key=len)
+    n = len(big)
+    for s in shapes:  # the common case: every input broadcasts into the longest one, no growth
+        off = n - len(s)
+        for i, d in enumerate(s):
+            if d != 1 and d != big[off + i]:
+                break
+        else:
+            continue
+        break
+    else:
+        return
+    out: list[int] = []
+    for s in shapes:
+        out = _broadcast(out, s)
+    n = math.prod(out)
+    if n > max(math.prod(s) for s in shapes):
+        check_budget(n, label)
+
+
+def check_static_outputs(nodes: Iterable[Any], label: Callable[[Any], str]) -> None:
+    """Refuse, when a model is prepared, a broadcasting node whose static output shape (from
+    shape inference) has more elements than the memory budget."""
+    for node in nodes:
+        if node.op_type not in BROADCAST_OPS or not node.outputs or node.outputs[0] is None:
+            continue
+        shape = node.outputs[0].shape
+        if shape is not None and all(isinstance(d, int) for d in shape.dims):
+            check_budget(math.prod(shape.dims), label(node))
+
+
 def check_shape_attributes(nodes: Iterable[Any], label: Callable[[Any], str]) -> None:
     """Refuse, when a model is prepared, a node whose ``shape`` attribute (``RandomNormal``,
     ``RandomUniform``) asks for more elements than the memory budget."""
