@@ -17,7 +17,8 @@ from .errors import BackendNotFoundError
 from .importing import plan as _convert
 from .ir import io as _io
 from .ir import validate as _validate
-from .plugin.backend import Backend, export_part
+from .plugin import options as _options
+from .plugin.backend import Backend, accepted_export_options, accepted_import_options, export_part
 from .plugin.discovery import manager, registry
 
 
@@ -36,6 +37,22 @@ def get_backend(name: str) -> Backend:
             f"pip install onnxport-{name}"
         )
     return reg.backends[name]
+
+
+def check_import_options(backend: str, options: dict[str, Any]) -> Backend:
+    """The backend called ``backend``; an :class:`InputError` for an import option it does not
+    declare or a value it does not accept (see :mod:`onnxport.plugin.options`)."""
+    be = get_backend(backend)
+    _options.check(options, accepted_import_options(be), what=f"import option of backend {backend!r}")
+    return be
+
+
+def check_export_options(backend: str, options: dict[str, Any]) -> Backend:
+    """The backend called ``backend``; an :class:`InputError` for an export option it does not
+    declare or a value it does not accept."""
+    be = get_backend(backend)
+    _options.check(options, accepted_export_options(be), what=f"export option of backend {backend!r}")
+    return be
 
 
 def _fresh_model(model: str | os.PathLike | bytes | onnx.ModelProto | ir.Model) -> ir.Model:
@@ -70,10 +87,11 @@ def import_model(
     :param model: a path, serialized bytes, a ``ModelProto`` or an ``onnx_ir.Model``.
     :param backend: the installed backend to import into (see :func:`backends`).
     :param options: backend options (torch: ``modules=True`` to use native layers,
-        ``trainable="auto"|"all"|"none"``, ``training=False``).
+        ``trainable="auto"|"all"|"none"``, ``training=False``); each backend declares the ones it
+        takes (``get_backend(name).import_options``), any other is an :class:`InputError`.
     :returns: the backend's native object; called with the graph's inputs positionally or by name.
     """
-    be = get_backend(backend)
+    be = check_import_options(backend, options)
     with _no_cyclic_gc(), progress.task(f"import ({backend})", total=3) as step:
         step("load")
         ir_model = _fresh_model(model)
@@ -85,7 +103,7 @@ def import_model(
 
 def prepare(model: Any, backend: str = "torch", **options: Any) -> _convert.ImportPlan:
     """Validate and adapt a model for ``backend`` without building the framework object."""
-    get_backend(backend)
+    check_import_options(backend, options)
     return _convert.prepare(_fresh_model(model), backend, registry(), **options)
 
 
@@ -149,6 +167,7 @@ def export_model(obj: Any, example_inputs: Any = (), *, opset: int | None = None
     exp = export_part(get_backend(name))
     if exp is None:
         raise BackendNotFoundError(f"backend {name!r} cannot export models yet")
+    check_export_options(name, {"opset": opset, **options})
     with progress.task(f"export ({name})", total=1) as step:
         step("trace")
         return exp.export_model(obj, example_inputs, opset=opset, **options)
@@ -168,7 +187,7 @@ def convert(obj: Any, to: str, example_inputs: Any = (), *, opset: int | None = 
     :param options: import options of the target backend.
     :raises BackendNotFoundError: the exporter or the importer is not installed (naming the package).
     """
-    get_backend(to)
+    check_import_options(to, options)
     if isinstance(obj, (str, os.PathLike, bytes, onnx.ModelProto, ir.Model)):
         return import_model(obj, backend=to, **options)
     model = export_model(obj, example_inputs, opset=opset, **(export_options or {}))

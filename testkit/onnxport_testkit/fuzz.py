@@ -27,16 +27,19 @@ BAD = ("foreign", "no_message", "hang", "memory", "mismatch")
 OUTCOMES = BAD + ("error", "match", "accepted_ort_rejects", "call_error_ort_runs", "not_called", "ort_hang")
 
 
-def make_case(index: int, seed: int):
-    """The ``index``-th mutated case of the run ``seed`` (deterministic)."""
-    from .fuzz_mutators import MUTATORS
+def make_case(index: int, seed: int, mutators=None):
+    """The ``index``-th mutated case of the run ``seed`` (deterministic); ``mutators``: the ones
+    to draw from (default: all, :data:`onnxport_testkit.fuzz_mutators_more.MUTATORS`)."""
+    from .fuzz_mutators_more import MUTATORS
     from .fuzz_seeds import SEEDS
 
+    MUTATORS = tuple(mutators) if mutators else MUTATORS  # noqa: N806 - the module constant, narrowed
     rng = random.Random(seed * 1_000_003 + index)
     case = rng.choice(SEEDS)()
     applied = []
-    for _ in range(rng.choice([1, 1, 1, 2, 3])):
-        if case.raw is not None:
+    wanted = rng.choice([1, 1, 1, 2, 3])
+    for _ in range(wanted if mutators is None else 4 * wanted):  # chosen mutators: draw until they apply
+        if case.raw is not None or len(applied) == wanted:
             break
         mutator = rng.choice(MUTATORS)
         try:
@@ -177,13 +180,14 @@ def _rss(pid: int) -> int:
 
 
 def run(cases: int, seed: int = 0, backend: str = "torch", timeout: float = 20.0,
-        memory: int = 1 << 30, folder: str | os.PathLike | None = None) -> dict:
-    """Generate and run ``cases`` cases; returns counts per outcome and the bad cases."""
+        memory: int = 1 << 30, folder: str | os.PathLike | None = None, mutators=None) -> dict:
+    """Generate and run ``cases`` cases (mutated by ``mutators``, default all); returns counts per
+    outcome and the bad cases."""
     tmp = tempfile.TemporaryDirectory(prefix="onnxport-fuzz-") if folder is None else None
     root = Path(tmp.name if tmp else folder)
     paths, mutations = [], {}
     for i in range(cases):
-        case, applied = make_case(i, seed)
+        case, applied = make_case(i, seed, mutators)
         p = write_case(case, root / f"case{i:05d}")
         paths.append(str(p))
         mutations[str(p)] = [case.name, *applied]
@@ -196,14 +200,17 @@ def run(cases: int, seed: int = 0, backend: str = "torch", timeout: float = 20.0
     bad = [{"case": p, "mutations": mutations[p], **r} for p, r in results.items() if r["outcome"] in BAD]
     if tmp:
         tmp.cleanup()
-    return {"counts": dict(counts), "bad": bad, "cases": cases}
+    # how many cases each mutator changed (a mutator that never applies tests nothing)
+    applied = collections.Counter(m.split(":")[0] for ms in mutations.values() for m in ms[1:])
+    return {"counts": dict(counts), "bad": bad, "cases": cases, "applied": dict(applied)}
 
 
 def _drive(pending: list[str], backend: str, timeout: float, memory: int, results: dict) -> None:
     cmd = [sys.executable, "-c", "import sys, json; from onnxport_testkit.fuzz import worker; "
            "worker(json.loads(sys.stdin.readline()), sys.argv[1])", backend]
-    # the importer's own budget for one tensor, well inside the memory this run allows
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "TQDM_DISABLE": "1", "ONNXPORT_MAX_ELEMENTS": str(memory // 16)}
+    # the importer's own budget for one tensor, well inside the memory this run allows (an op
+    # within it may still hold several float64 temporaries of its size: a window, a Range)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TQDM_DISABLE": "1", "ONNXPORT_MAX_ELEMENTS": str(memory // 64)}
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             text=True, env=env)
     proc.stdin.write(json.dumps(pending) + "\n")
@@ -263,9 +270,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=20.0)
     parser.add_argument("--memory-gb", type=float, default=1.0)
     parser.add_argument("--show", type=int, default=30, help="bad cases to print")
+    parser.add_argument("--mutators", help="comma-separated mutator names (default: all)")
     args = parser.parse_args(argv)
+    chosen = None
+    if args.mutators:
+        from .fuzz_mutators_more import MUTATORS
+
+        by_name = {m.__name__: m for m in MUTATORS}
+        unknown = [n for n in args.mutators.split(",") if n not in by_name]
+        if unknown:
+            parser.error(f"unknown mutators {unknown}; known: {', '.join(sorted(by_name))}")
+        chosen = [by_name[n] for n in args.mutators.split(",")]
     t0 = time.monotonic()
-    out = run(args.cases, args.seed, args.backend, args.timeout, int(args.memory_gb * 2**30))
+    out = run(args.cases, args.seed, args.backend, args.timeout, int(args.memory_gb * 2**30), mutators=chosen)
     print(f"{args.cases} cases in {time.monotonic() - t0:.0f} s: {json.dumps(out['counts'], sort_keys=True)}")
     for b in out["bad"][: args.show]:
         print(f"  {b['outcome']}: {b['mutations']} -> {b.get('detail', '')}")

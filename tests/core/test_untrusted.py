@@ -233,6 +233,8 @@ def _external(tmp_path, location="w.bin", data=None, length=None):
     ("a\x00b", UnsafeModelError, "null byte"),
     ("x" * 5000, UnsafeModelError, "longer than a file name"),
     ("w.bin/inner", ModelError, "cannot open"),
+    ("w.bin/./././", ModelError, "'w'.*cannot open"),  # pathlib drops the dots, the OS does not
+    ("w.bin/.", ModelError, "'w'.*cannot open"),
     ("absent.bin", ModelError, "does not exist"),
 ])
 def test_external_locations_give_model_errors_never_oserror(tmp_path, location, error, match):
@@ -346,3 +348,22 @@ def test_deep_nested_if_as_ir_model_has_no_recursion_limit():
     graph = ir.Graph([c, x], node.outputs, nodes=[node], name="main", opset_imports={"": 21})
     with pytest.raises(ModelError, match="nest more than 64 levels"):
         onnxport.prepare(ir.Model(graph, ir_version=10))
+
+
+@pytest.mark.parametrize("in_attribute", [False, True])
+@pytest.mark.parametrize("location", ["w.bin/./././", "w.bin/", "./w.bin/."])
+def test_external_location_through_a_file_is_refused_by_every_backend(tmp_path, location, in_attribute):
+    """A location that runs through a regular file: pathlib normalises it to the file, the OS
+    refuses to open it; refused at load naming the tensor, for initializers and attribute tensors."""
+    t = onnx.TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[3], data_location=TensorProto.EXTERNAL)
+    e = t.external_data.add()
+    e.key, e.value = "location", location
+    (tmp_path / "w.bin").write_bytes(np.ones(3, np.float32).tobytes())
+    if in_attribute:
+        model = make_model([helper.make_node("Constant", [], ["y"], value=t)], [], [tensor_info("y", [3])])
+    else:
+        model = _add_model(t)
+    onnx.save(model, tmp_path / "m.onnx")
+    for backend in onnxport.backends():
+        with pytest.raises(ModelError, match="'w'"):
+            onnxport.import_model(str(tmp_path / "m.onnx"), backend=backend)

@@ -42,6 +42,7 @@ from .model import (  # noqa: F401  (JaxModel and the compiled-graph pieces, re-
 )
 from .narrow import narrow_array
 from .narrow_steps import NarrowStep, check_program
+from .options import EXPORT_OPTIONS, IMPORT_OPTIONS
 from .transfer import Transfer
 
 
@@ -163,6 +164,8 @@ class JaxBackend(ExportSupport, PackageNative, Backend):
     Flax modules -> ONNX (:class:`~onnxport_jax.export_support.ExportSupport`)."""
 
     name = "jax"
+    import_options = IMPORT_OPTIONS
+    export_options = EXPORT_OPTIONS
     variant_names = (X64_OFF, X64_NARROW)
 
     @property

@@ -27,6 +27,7 @@ from onnxport.plugin.backend_parts import PackageNative
 
 from . import dtypes, fusion, layout
 from .context import CALL, CallState, DataDependentError, Mode, NodeContext, is_static
+from .options import EXPORT_OPTIONS, IMPORT_OPTIONS
 from .specialize import Specializer, needed_values
 from .variables import new_variable
 
@@ -399,7 +400,8 @@ def _run_error(program: Program, exc: Any) -> ConversionError:
         if label:
             break
     where = f"node {label}" if label else "the model"
-    first = (exc.message or "").strip().splitlines()[0] if exc.message else ""
+    lines = (exc.message or "").strip().splitlines()
+    first = next((line.strip() for line in lines if "ONNXPORT_MAX_ELEMENTS" in line), lines[0] if lines else "")
     return ConversionError(f"{where} failed at run time: {type(exc).__name__}: {first}")
 
 
@@ -535,6 +537,8 @@ class TensorflowBackend(ExportSupport, PackageNative, Backend):
     (:class:`~onnxport_tensorflow.export_support.ExportSupport`)."""
 
     name = "tensorflow"
+    import_options = IMPORT_OPTIONS
+    export_options = EXPORT_OPTIONS
 
     @property
     def dtypes(self) -> frozenset[ir.DataType]:

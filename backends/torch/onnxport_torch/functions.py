@@ -19,7 +19,7 @@ from torch import nn
 
 from onnxport.errors import ConversionError
 
-from .import_graph import GraphBuilder, ImportState, annotate
+from .import_graph import GraphBuilder, ImportState, annotate, called_modules
 from .runtime import name_part
 
 
@@ -66,7 +66,8 @@ def call_function(builder: GraphBuilder, node: ir.Node) -> None:
         outs = child.build(list(function.graph.inputs), [])
         child.fx.output(tuple(outs))
         name = name_part(f"{function.domain}_{function.name}{'_' + function.overload if function.overload else ''}")
-        module = fx.GraphModule(owner, child.fx, class_name=f"OnnxFunction_{name}")
+        # a function body calling another kept function finds it in its own module
+        module = fx.GraphModule(called_modules(child.fx, st.root, owner), child.fx, class_name=f"OnnxFunction_{name}")
         module.onnx_function = f"{function.domain}::{function.name}"  # type: ignore[assignment]
         path = st.unique_path(f"onnx_functions.{name}")
         st.set_attr(path, module, "module")

@@ -458,11 +458,31 @@ class GraphBuilder:
         outs = child.build(list(graph.inputs), captured)
         child.fx.output(tuple(outs))
         captured = child.captures  # the free values plus folded constants captured while building
-        module = fx.GraphModule(nn.Module(), child.fx, class_name="OnnxSubgraph")
+        module = fx.GraphModule(called_modules(child.fx, self.state.root), child.fx, class_name="OnnxSubgraph")
         sub = Subgraph(module, len(graph.inputs), len(captured), graph.name or "subgraph")
         sub._captured = captured  # type: ignore[attr-defined]
         return sub
 
+
+
+def called_modules(graph: fx.Graph, source: nn.Module, root: nn.Module | None = None) -> nn.Module:
+    """``root`` (default: a new module) holding, at their paths in ``source`` (the build's module
+    tree), the modules ``graph`` calls that ``root`` lacks: the kept model-local functions a
+    subgraph or function body calls, so that its own ``GraphModule`` finds them."""
+    root = nn.Module() if root is None else root
+    for n in graph.nodes:
+        if n.op != "call_module":
+            continue
+        *parents, last = str(n.target).split(".")
+        m = root
+        for p in parents:
+            child = m._modules.get(p)
+            if child is None:
+                child = m._modules[p] = nn.Module()
+            m = child
+        if last not in m._modules:
+            m._modules[last] = source.get_submodule(str(n.target))
+    return root
 
 
 def emit(graph: fx.Graph, op: str, target: Any, args: tuple) -> fx.Node:

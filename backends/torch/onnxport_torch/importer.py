@@ -21,6 +21,7 @@ from .functions import call_function
 from .hierarchy import restore
 from .import_graph import GraphBuilder, ImportState
 from .module import OnnxModule
+from .options import EXPORT_OPTIONS, IMPORT_OPTIONS
 from .runtime import NodeFn, ShapeProgram
 
 _MAX_OUTPUT_BYTES = 1 << 40  # an output past this (an expanded view) cannot become a numpy array
@@ -73,6 +74,8 @@ class TorchBackend(Backend, ExportSupport):
     """The PyTorch backend: ONNX -> ``torch.nn.Module``; ``torch.nn.Module`` -> ONNX (ExportSupport)."""
 
     name = "torch"
+    import_options = IMPORT_OPTIONS
+    export_options = EXPORT_OPTIONS
 
     # -- native files (onnxport convert): see onnxport_torch.native ---------------------------------------
     native_suffixes = (".pt2", ".pt")

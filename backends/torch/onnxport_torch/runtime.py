@@ -17,7 +17,7 @@ import torch.fx as fx
 from torch import nn
 
 from onnxport.errors import ConversionError, OnnxportError
-from onnxport.ir.safety import GROWING_OPS, check_call
+from onnxport.ir.safety import BROADCAST_OPS, check_broadcast, check_call, sized_at_call
 
 from .context import NodeContext
 
@@ -41,6 +41,9 @@ class NodeFn:
         self.ctx = ctx
         self.attrs = attrs
         self.subgraphs = list(subgraphs)  # (attr name, [Subgraph ...], is_list)
+        #: whether each call is sized before it allocates (onnxport.ir.safety.sized_at_call)
+        self.sized = sized_at_call(ctx.op_type, ctx.output_shapes[0] if ctx.output_shapes else None)
+        self.broadcast = ctx.op_type in BROADCAST_OPS  # shapes only: no values to read
         base = name_part(f"{ctx.op_type}_{ctx.name}" if ctx.name else ctx.op_type).lower()
         self.__name__ = self.__qualname__ = base
         self.__module__ = "onnxport_torch.ops"
@@ -48,8 +51,13 @@ class NodeFn:
     def __call__(self, *args: Any) -> Any:
         if self.subgraphs:
             return self._call_with_subgraphs(args)
-        if self.ctx.op_type in GROWING_OPS:
-            self._check_size(args)
+        if self.sized:
+            if self.broadcast:
+                shapes = [a.shape for a in args if isinstance(a, torch.Tensor)]
+                if len(shapes) > 1:
+                    check_broadcast(shapes, self.ctx.label)
+            else:
+                self._check_size(args)
         try:
             return self._bound(*args)
         except OnnxportError:
@@ -73,7 +81,7 @@ class NodeFn:
             return  # symbolic values: no sizes to read
         # fake or subclassed tensors (torch.export) have no values to read: no check
         check_call(self.ctx.op_type, self.ctx.label, [a if isinstance(a, torch.Tensor) else None for a in args],
-                   lambda a: a.shape, lambda a: a.detach().cpu().numpy())
+                   lambda a: a.shape, lambda a: a.detach().cpu().numpy(), self.ctx.const)
 
     def _failure(self, exc: Exception) -> ConversionError:
         return ConversionError(

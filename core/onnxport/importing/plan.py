@@ -310,6 +310,12 @@ def prepare(model: ir.Model, backend: str, registry: Registry, **options: Any) -
     reordered, graphs = _validate(model)
     if reordered:
         source = None
+    from ..ir.model_checks import check_constant_types
+    from ..ir.safety import check_shape_attributes
+
+    check_shape_attributes((n for g in graphs for n in g), node_label)
+    if check_constant_types(graphs, strict=options.get("strict", True)):
+        source = None  # the proto still declares what was replaced
     keep = options.get("keep_functions")
     if keep is None:  # the backend's default: torch keeps functions as reusable submodules
         be = registry.backends.get(backend)
@@ -317,6 +323,10 @@ def prepare(model: ir.Model, backend: str, registry: Registry, **options: Any) -
     inlined = bool(model.functions)
     if model.functions:
         from onnx_ir.passes.common import InlinePass
+
+        from ..ir.model_checks import check_function_calls
+
+        check_function_calls(model, graphs)  # the same refusal whether a backend inlines or keeps them
 
         # a function with attribute parameters differs per call site: its calls are inlined
         InlinePass(None if not keep else (lambda f: bool(f.attributes)))(model)
@@ -328,6 +338,9 @@ def prepare(model: ir.Model, backend: str, registry: Registry, **options: Any) -
         source = None  # the graph no longer is the proto's
     if options.get("infer_shapes", True):
         infer_shapes(model, strict=options.get("strict", True), source=source)
+    from ..ir.safety import check_static_outputs
+
+    check_static_outputs((n for g in graphs for n in g), node_label)  # sized here, not per call
     if adapt(model, registry, graphs) or inlined:  # validate() sorted the graphs; only a rewrite unsorts them
         graphs = list(iter_model_graphs(model))  # an adapter may have written new subgraphs
         for graph in graphs:

@@ -119,7 +119,7 @@ class Step:
     def call(self, args: list[Any], attrs: dict[str, Any]) -> list[Any]:
         """The primitive's outputs, one per node output (missing trailing ones as None)."""
         if self.ctx.op_type in GROWING_OPS:  # sized before allocating, where the values are concrete
-            check_call(self.ctx.op_type, self.ctx.label, args, self.shape_of, self.array_of)
+            check_call(self.ctx.op_type, self.ctx.label, args, self.shape_of, self.array_of, self.ctx.const)
         try:
             result = self.invoke(args, attrs)
         except OnnxportError:

@@ -202,9 +202,18 @@ def aligned_empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
     return raw[start:start + nbytes].view(dtype).reshape(shape)
 
 
+def _open(tensor: ir.ExternalTensor):
+    """The tensor's file, opened for reading; an OS refusal is a :class:`ModelError` naming it."""
+    try:
+        return open(tensor.path, "rb")
+    except OSError as exc:
+        raise ModelError(f"external data of tensor {tensor.name!r}: cannot open {tensor.location!r}: "
+                         f"{exc.strerror or type(exc).__name__}") from exc
+
+
 def read_external(tensor: ir.ExternalTensor, out: memoryview) -> None:
     """Read an external tensor's bytes (checked at load) straight into ``out`` (its size)."""
-    with open(tensor.path, "rb") as f:
+    with _open(tensor) as f:
         f.seek(tensor.offset or 0)
         _fill(f, out.cast("B"), tensor)
 
@@ -229,7 +238,7 @@ def read_row_blocks(tensor: ir.ExternalTensor, block_bytes: int = 16 << 20) -> I
     row_bytes = max(1, math.prod(shape[1:]) * dtype.itemsize)
     per_block = max(1, block_bytes // row_bytes)
     buf = np.empty((min(per_block, shape[0]), *shape[1:]), dtype=dtype)
-    with open(tensor.path, "rb") as f:
+    with _open(tensor) as f:
         f.seek(tensor.offset or 0)
         for first in range(0, shape[0], per_block):
             rows = buf[:min(per_block, shape[0] - first)]

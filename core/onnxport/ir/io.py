@@ -82,6 +82,9 @@ def check_external_data(model: onnx.ModelProto, base_dir: str | os.PathLike | No
         if ".." in Path(location).parts:
             raise UnsafeModelError(f"{what}: locations with '..' are refused")
         try:
+            # the path as the OS reads it (pathlib would drop the '.' parts of 'w.bin/./.', which the
+            # OS refuses: a file is no folder), then where it leads
+            os.stat(os.path.join(root, location))
             target = (root / location).resolve(strict=True)
             st = target.stat()
         except RuntimeError as exc:  # a symlink loop on Python < 3.13

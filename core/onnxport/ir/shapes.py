@@ -23,7 +23,9 @@ _INLINE_BYTES = 1000
 #: a declared dimension past this turns data propagation off (it would materialize such shapes)
 _DATA_PROP_DIM = 1 << 24
 _CONTRADICTION = re.compile(r"(differs from existing|Inferred shape and existing shape differ|"
-                            r"existing elem type|type mismatch|has inconsistent type)", re.IGNORECASE)
+                            r"existing elem type|type mismatch|has inconsistent type|"
+                            # a declared type an op's schema does not take (a value_info lie upstream)
+                            r"has unsupported type)", re.IGNORECASE)
 
 
 def _graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:

@@ -28,6 +28,7 @@ with problems and the testkit's meta-test runs it on every installed backend.
 from __future__ import annotations
 
 import abc
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -36,8 +37,10 @@ import numpy as np
 import onnx_ir as ir
 
 from ..errors import OnnxportError
+from .options import CORE_IMPORT_OPTIONS, Option, common_export_options
 
-__all__ = ["FEATURES", "Backend", "Exporter", "NotSupportedError", "export_part", "problems"]
+__all__ = ["FEATURES", "Backend", "Exporter", "NotSupportedError", "accepted_export_options",
+           "accepted_import_options", "export_part", "problems"]
 
 
 class NotSupportedError(OnnxportError):
@@ -70,6 +73,9 @@ class Backend(abc.ABC):
     variant_names: ClassVar[tuple[str, ...]] = ()
     #: the suffixes of the native paths :meth:`save` writes (``""``: a folder); default: none
     native_suffixes: ClassVar[tuple[str, ...]] = ()
+    #: the backend's own import options (names, accepted values, doc); the core adds its own
+    #: (:data:`onnxport.plugin.options.CORE_IMPORT_OPTIONS`) and refuses any other name or value
+    import_options: ClassVar[tuple[Option, ...]] = ()
 
     @abc.abstractmethod
     def import_model(self, plan: Any, **options: Any) -> Any:
@@ -156,6 +162,10 @@ class Backend(abc.ABC):
 class Exporter(abc.ABC):
     """The export part of a backend: mix it into the backend's class."""
 
+    #: every export option the exporter takes (the core's it accepts among them:
+    #: :func:`onnxport.plugin.options.common_export_options`); the core refuses any other name or value
+    export_options: ClassVar[tuple[Option, ...]] = common_export_options()
+
     @abc.abstractmethod
     def export_model(self, obj: Any, example_inputs: Any = (), **options: Any) -> ir.Model:
         """Export a framework object traced on ``example_inputs``; options: ``opset``,
@@ -184,6 +194,21 @@ class Exporter(abc.ABC):
     def check_roundtrip(self, sample: Any, imported: Any) -> None:
         """Extra checks of import(export(sample)) (default: none)."""
         return None
+
+
+def accepted_import_options(backend: Backend) -> tuple[Option, ...]:
+    """The import options ``backend`` accepts: the core's and its own (``keep_functions=True`` only
+    where the backend builds kept model-local functions, :attr:`Backend.keep_functions`)."""
+    core = CORE_IMPORT_OPTIONS
+    if not type(backend).keep_functions:
+        core = tuple(dataclasses.replace(o, accepts=(False, None), doc=o.doc + "; this backend inlines them")
+                     if o.name == "keep_functions" else o for o in core)
+    return core + tuple(type(backend).import_options)
+
+
+def accepted_export_options(backend: Backend) -> tuple[Option, ...]:
+    """The export options ``backend`` accepts (none when it only imports)."""
+    return tuple(type(backend).export_options) if isinstance(backend, Exporter) else ()
 
 
 def export_part(backend: Backend) -> Exporter | None:
@@ -220,4 +245,14 @@ def problems(backend: Any, name: str | None = None) -> list[str]:
         out.append("dtypes must be a non-empty frozenset of onnx_ir.DataType")
     if not isinstance(type(backend).keep_functions, bool):
         out.append("keep_functions must be a bool")
+    for kind, declared in (("import_options", accepted_import_options(backend)),
+                           ("export_options", accepted_export_options(backend))):
+        if not all(isinstance(o, Option) for o in declared):
+            out.append(f"{kind} must be a tuple of onnxport.plugin.options.Option")
+            continue
+        names = [o.name for o in declared]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            out.append(f"{kind} declares {', '.join(twice)} more than once (the core's import options: "
+                       f"{', '.join(o.name for o in CORE_IMPORT_OPTIONS)})")
     return out

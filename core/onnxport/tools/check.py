@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -91,16 +91,21 @@ def run_onnxruntime(model: ir.Model, inputs: Sequence[np.ndarray]) -> dict[str, 
         raise CheckError(f"onnxruntime cannot run the model: {str(exc).splitlines()[0][:300]}") from exc
 
 
-def run_backend(model: ir.Model, backend: str, inputs: Sequence[np.ndarray]) -> dict[str, Any]:
-    """Import ``model`` into ``backend`` and run it: outputs by name."""
+def run_backend(model: ir.Model, backend: str, inputs: Sequence[np.ndarray],
+                options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Import ``model`` into ``backend`` (with import ``options``) and run it: outputs by name."""
     from .. import api
 
     be = api.get_backend(backend)
     if not be.supports("run"):
         raise CheckError(f"backend {backend!r} cannot run imported models on numpy inputs (no run())")
-    imported = api.import_model(model, backend=backend)
+    imported = api.import_model(model, backend=backend, **(options or {}))
     outs = be.run(imported, list(inputs))
     return {v.name: np.asarray(o) for v, o in zip(model.graph.outputs, outs)}
+
+
+def _given(options: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {"options": options} if options else {}
 
 
 # -- comparing -------------------------------------------------------------------------------------
@@ -229,6 +234,7 @@ def check(
     rtol: float = RTOL,
     atol: float = ATOL,
     progress: Callable[[int, str], Progress] | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> CheckResult:
     """Compare ``backend``'s outputs with onnxruntime's on ``inputs`` (random when None).
 
@@ -237,13 +243,17 @@ def check(
     values are compared in topological order: the first node with a diverging output is named,
     with statistics of its inputs.
     """
+    if options:  # refused before onnxruntime runs
+        from .. import api
+
+        api.check_import_options(backend, dict(options))
     base = _io.load(model) if not isinstance(model, ir.Model) else _io.load(ir.serde.serialize_model(model))
     feeds = list(inputs) if inputs is not None else random_inputs(base)
     if len(feeds) != len(graph_inputs(base)):
         raise InputError(f"the model has {len(graph_inputs(base))} inputs, {len(feeds)} were given")
     if not per_node:
         expected = run_onnxruntime(base, feeds)
-        actual = run_backend(_io.load(ir.serde.serialize_model(base)), backend, feeds)
+        actual = run_backend(_io.load(ir.serde.serialize_model(base)), backend, feeds, **_given(options))
         return CheckResult(backend, [compare(n, e, actual[n], rtol, atol) for n, e in expected.items()])
 
     probe = _io.load(ir.serde.serialize_model(base))
@@ -262,7 +272,7 @@ def check(
     probe.graph.outputs.clear()
     probe.graph.outputs.extend(outputs)
     expected = run_onnxruntime(probe, feeds)
-    actual = run_backend(_io.load(ir.serde.serialize_model(probe)), backend, feeds)
+    actual = run_backend(_io.load(ir.serde.serialize_model(probe)), backend, feeds, **_given(options))
     known: dict[str, Any] = {v.name: x for v, x in zip(graph_inputs(probe), feeds)}
     for v in probe.graph.initializers.values():
         if v.const_value is not None:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import OnnxportError
+from ..errors import InputError, OnnxportError
 from .scaffold import scaffold, snake  # noqa: F401 - snake is re-exported (onnxport.tools.cli.snake)
 
 DEFAULT_REPORT = os.path.join("reports", "testkit.json")
@@ -159,16 +159,58 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     model = _io.load(args.model)
     inputs = _check.load_inputs(model, args.inputs) if args.inputs else _check.random_inputs(model, seed=args.seed)
-    result = _check.check(model, args.backend, inputs, per_node=args.per_node, rtol=args.rtol, atol=args.atol)
+    options = _option_flags(args.backend, args.option, "import")
+    result = _check.check(model, args.backend, inputs, per_node=args.per_node, rtol=args.rtol, atol=args.atol,
+                          options=options)
     _out(result.summary())
     return 0 if result.ok else 3
+
+
+# -- options ---------------------------------------------------------------------------------------
+def _option_flags(backend: str | None, items: Sequence[str] | None, direction: str) -> dict[str, Any]:
+    """The ``--option``/``--export-option NAME=VALUE`` flags as the options ``backend`` declares,
+    each value parsed by its declaration (:func:`onnxport.plugin.options.parse_assignments`)."""
+    from .. import api
+    from ..plugin import options as _options
+    from ..plugin.backend import accepted_export_options, accepted_import_options
+
+    if not items:
+        return {}
+    if not backend or backend == "onnx":
+        raise InputError(f"--{'export-' if direction == 'export' else ''}option needs a backend (--to/--backend)")
+    be = api.get_backend(backend)
+    declared = accepted_import_options(be) if direction == "import" else accepted_export_options(be)
+    return _options.parse_assignments(items, declared, what=f"{direction} option of backend {backend!r}")
+
+
+def cmd_options(args: argparse.Namespace) -> int:
+    from .. import api
+    from ..plugin import options as _options
+    from ..plugin.backend import accepted_export_options, accepted_import_options
+
+    names = [args.backend] if args.backend else api.backends()
+    for name in names:
+        be = api.get_backend(name)
+        for direction, declared in (("import", accepted_import_options(be)), ("export", accepted_export_options(be))):
+            if args.direction and direction != args.direction or not declared:
+                continue
+            _out(f"{name} {direction} options (--{'export-' if direction == 'export' else ''}option NAME=VALUE):")
+            for line in _options.describe(declared).splitlines():
+                _out(f"  {line}")
+    return 0
 
 
 # -- convert ---------------------------------------------------------------------------------------
 def cmd_convert(args: argparse.Namespace) -> int:
     from . import native
 
-    result = native.convert_file(args.model, args.output, to=args.to, opset=args.opset, check=args.check)
+    target = args.to or native.writer_of(args.output, args.to)
+    source = native.reader_of(args.model)
+    import_options = _option_flags(target, args.option, "import") if args.option else {}
+    export_options = (_option_flags(source if source != "onnx" else target, args.export_option, "export")
+                      if args.export_option else {})
+    result = native.convert_file(args.model, args.output, to=args.to, opset=args.opset, check=args.check,
+                                 import_options=import_options, export_options=export_options)
     via = f" through {args.to}" if result.source == result.target == "onnx" else ""
     _out(f"converted {result.source} {args.model} -> {result.target} {result.output}{via}")
     if result.max_diff is not None:
@@ -316,7 +358,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=0, help="seed of the random inputs")
     s.add_argument("--rtol", type=float, default=1e-3)
     s.add_argument("--atol", type=float, default=1e-4)
+    s.add_argument("--option", "-O", action="append", metavar="NAME=VALUE",
+                   help="an import option of the backend (repeatable; `onnxport options` lists them)")
     s.set_defaults(func=cmd_check)
+
+    s = sub.add_parser("options", help="the import and export options each backend accepts")
+    s.add_argument("--backend", help="only this backend (default: every installed one)")
+    s.add_argument("--direction", choices=["import", "export"])
+    s.set_defaults(func=cmd_options)
 
     s = sub.add_parser("convert", help="ONNX or native files in, ONNX or native files out (the suffix picks the target)")
     s.add_argument("model", help="an .onnx file, a .pt2 program, a SavedModel folder, a .keras file or a JAX folder")
@@ -329,6 +378,10 @@ def build_parser() -> argparse.ArgumentParser:
                                              "through the adapters; .onnx in and out with --opset only converts)")
     s.add_argument("--check", action="store_true",
                    help="run the result and onnxruntime on random inputs and print the max difference")
+    s.add_argument("--option", "-O", action="append", metavar="NAME=VALUE",
+                   help="an import option of the target backend (repeatable; `onnxport options` lists them)")
+    s.add_argument("--export-option", action="append", metavar="NAME=VALUE",
+                   help="an export option of the framework the model is exported from (repeatable)")
     s.set_defaults(func=cmd_convert)
 
     s = sub.add_parser("coverage", help="op x opset x backend x direction coverage from testkit reports")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -103,11 +104,29 @@ def _max_diff(model: ir.Model, run: Any, seed: int = 0) -> float:
 
 
 def convert_file(src: str | os.PathLike, out: str | os.PathLike, *, to: str | None = None,
-                 opset: int | None = None, check: bool = False) -> Converted:
-    """Convert ``src`` (``.onnx`` or a native file) to ``out`` (``.onnx`` or native files of ``to``)."""
+                 opset: int | None = None, check: bool = False,
+                 import_options: Mapping[str, Any] | None = None,
+                 export_options: Mapping[str, Any] | None = None) -> Converted:
+    """Convert ``src`` (``.onnx`` or a native file) to ``out`` (``.onnx`` or native files of ``to``).
+
+    :param import_options: options of the import into ``to`` (or the target format's backend).
+    :param export_options: options of the export by the framework the model goes through.
+    """
     from .check import random_inputs
 
     source, target, out = reader_of(src), writer_of(out, to), Path(out)
+    import_options, export_options = dict(import_options or {}), dict(export_options or {})
+    importer = to if target == "onnx" else target
+    if import_options:
+        if importer is None or importer == "onnx":
+            raise InputError("import options need a backend to import into (--to/--backend)")
+        api.check_import_options(importer, import_options)
+    if export_options:
+        exporter = source if source != "onnx" else to
+        if exporter is None or exporter == "onnx" or (source == "onnx" and target != "onnx"):
+            raise InputError("export options need a framework the model is exported from (a native "
+                             "file in, or .onnx in and out through --to)")
+        api.check_export_options(exporter, {"opset": opset, **export_options})
     if source == "onnx" and target == "onnx" and to is None and opset is None:
         raise InputError("both sides are ONNX: name a backend to go through with --to/--backend, "
                          "or an --opset to convert the model to")
@@ -131,13 +150,13 @@ def convert_file(src: str | os.PathLike, out: str | os.PathLike, *, to: str | No
             be = api.get_backend(source)
             native, example = be.load_with_inputs(src)
             step("export")
-            model = _export(source, native, example, opset)
+            model = _export(source, native, example, opset, export_options)
         if target == "onnx":
             if source == "onnx":  # through the framework named with --to and back
                 be = api.get_backend(to)
-                native = api.import_model(model, backend=to)
+                native = api.import_model(model, backend=to, **import_options)
                 example = tuple(be.from_numpy(x) for x in random_inputs(model))
-                model = _export(to, native, example, opset)
+                model = _export(to, native, example, opset, export_options)
             step("save")
             _io.save(model, out)
             result = Converted(source, "onnx", out)
@@ -151,7 +170,7 @@ def convert_file(src: str | os.PathLike, out: str | os.PathLike, *, to: str | No
             return result
         be = api.get_backend(target)
         step("import")
-        native = api.import_model(model, backend=target)
+        native = api.import_model(model, backend=target, **import_options)
         example = tuple(be.from_numpy(x) for x in random_inputs(model))
         step("save")
         be.save(native, out, example)
@@ -163,13 +182,14 @@ def convert_file(src: str | os.PathLike, out: str | os.PathLike, *, to: str | No
         return result
 
 
-def _export(backend: str, native: Any, example: tuple[Any, ...], opset: int | None) -> ir.Model:
+def _export(backend: str, native: Any, example: tuple[Any, ...], opset: int | None,
+            options: Mapping[str, Any] | None = None) -> ir.Model:
     """Export ``native`` through ``backend`` itself (a loaded file's object need not be one the
     backend's ``onnxport_backend_for`` hook claims, e.g. a restored SavedModel)."""
     be = api.get_backend(backend)
     if not be.supports("export"):
         raise BackendNotFoundError(f"backend {backend!r} cannot export models yet; write its native files instead")
-    return be.export_model(native, example, opset=opset)
+    return be.export_model(native, example, opset=opset, **(options or {}))
 
 
 def _ort_runner(model: ir.Model) -> Any:

@@ -8,6 +8,7 @@ import tensorflow as tf
 from onnxport import importer
 from onnxport.opmath.constant import constant_value, fill_value
 
+from ...budget import product, within_budget
 from ._static import dims
 
 
@@ -26,4 +27,5 @@ def constant_of_shape(ctx, shape, *, value):
     target = dims(ctx, 0, shape)
     if isinstance(target, list):
         return np.full(target, fill[0], dtype=fill.dtype)
-    return tf.fill(target, tf.constant(fill[0], tf.as_dtype(fill.dtype)))  # a runtime shape
+    with within_budget(ctx, product(target)):  # a runtime shape
+        return tf.fill(target, tf.constant(fill[0], tf.as_dtype(fill.dtype)))

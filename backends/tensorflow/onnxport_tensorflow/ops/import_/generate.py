@@ -7,6 +7,7 @@ import tensorflow as tf
 
 from onnxport import importer
 
+from ...budget import within_budget
 from ._static import concrete, dims, np_dtype, rank, tensor
 
 
@@ -20,7 +21,9 @@ def range_(ctx, start, limit, delta, *, stash_type):
     except Exception:  # noqa: BLE001 - runtime bounds
         st = tf.reshape(tensor(start), [])
         lim, d = tf.reshape(tf.cast(limit, st.dtype), []), tf.reshape(tf.cast(delta, st.dtype), [])
-        return tf.cast(tf.range(st, lim, d), st.dtype)
+        f64 = [tf.cast(v, tf.float64) for v in (st, lim, d)]
+        with within_budget(ctx, tf.maximum(tf.math.ceil((f64[1] - f64[0]) / f64[2]), 0.0)):
+            return tf.cast(tf.range(st, lim, d), st.dtype)
     dtype = s.dtype
     if stash_type == 1 and dtype.itemsize < 4 and (dtype.kind == "f" or dtype.name == "bfloat16"):
         s, lim, d = (v.astype(np.float32) for v in (s, lim, d))

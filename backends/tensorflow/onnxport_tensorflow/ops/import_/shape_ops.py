@@ -14,6 +14,7 @@ import tensorflow as tf
 from onnxport import importer
 from onnxport.importing.layout import NHWC_TO_NCHW
 
+from ...budget import product, within_budget
 from ._static import dims, ints, rank, shape_of, tensor
 
 
@@ -159,7 +160,9 @@ def expand(ctx, x, shape):
     target = dims(ctx, 1, shape)
     if not isinstance(target, list):
         x = tensor(x)
-        return x * tf.ones(target, x.dtype) if x.dtype != tf.bool else tf.logical_and(x, tf.ones(target, tf.bool))
+        out_shape = tf.broadcast_dynamic_shape(tf.shape(x, out_type=tf.int64), target)
+        with within_budget(ctx, product(out_shape)):
+            return x * tf.ones(target, x.dtype) if x.dtype != tf.bool else tf.logical_and(x, tf.ones(target, tf.bool))
     r = max(len(target), rank(x))
     target = [1] * (r - len(target)) + target
     have = [1] * (r - rank(x)) + list(x.shape)
@@ -184,4 +187,8 @@ def tile(ctx, x, repeats):
         raise ctx.error(f"repeats has {len(reps)} entries for an input of rank {rank(x)}")
     if _static(x) and isinstance(reps, list):
         return np.tile(x, reps)
-    return tf.tile(tensor(x), reps)
+    x = tensor(x)
+    if isinstance(reps, list):
+        return tf.tile(x, reps)
+    with within_budget(ctx, product(tf.shape(x, out_type=tf.int64) * reps)):
+        return tf.tile(x, reps)
