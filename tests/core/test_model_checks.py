@@ -5,6 +5,8 @@ inputs than declared."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import onnx
 import pytest
@@ -79,8 +81,6 @@ def _call_arity() -> onnx.ModelProto:
 CASES = {
     "value_info_type_of_node_output": (_chain(value_info=[_vi("t", T.INT64, [3])]), "declares a type"),
     "value_info_shape_of_node_output": (_chain(value_info=[_vi("t", F, [5])]), "declares a type"),
-    "value_info_type_of_constant": (_constant_reshape(_vi("shape", T.BOOL, [2])), r"'shape' as BOOL.*'const'"),
-    "value_info_shape_of_constant": (_constant_reshape(_vi("shape", T.INT64, [7])), r"'shape' as INT64 \[7\].*'const'"),
     "out_of_scope_sibling_branch": (_out_of_scope("sibling_branch"), "'inner'"),
     "out_of_scope_nested_branch": (_out_of_scope("nested_branch"), "'hidden'"),
     "initializer_short_typed_field": (_bad_initializer("short_typed_field"), "'w'"),
@@ -91,9 +91,9 @@ CASES = {
 }
 
 
-#: contradictions onnxruntime lets through (it merges a declared shape leniently, and takes a
-#: Constant's type from its tensor); the core refuses them too (strict=False: what the graph computes wins)
-ORT_LENIENT = {"value_info_shape_of_node_output", "value_info_shape_of_constant", "value_info_type_of_constant"}
+#: a contradiction onnxruntime lets through (it merges a declared shape leniently); the core refuses
+#: it (strict=False: what the graph computes wins)
+ORT_LENIENT = {"value_info_shape_of_node_output"}
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -111,9 +111,14 @@ def test_refused_by_the_core_for_every_backend(backend: str, case: str) -> None:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_a_constant_declared_otherwise_imports_with_strict_false(backend: str) -> None:
-    model = _constant_reshape(_vi("shape", T.BOOL, [2]))
-    with pytest.warns(UserWarning, match="contradicts.*'const'"):
-        imported = onnxport.import_model(model, backend=backend, strict=False)
+@pytest.mark.parametrize("declared", [("BOOL", T.BOOL, [2]), ("INT64 [7]", T.INT64, [7]), ("INT64 []", T.INT64, [])])
+def test_a_constant_declared_otherwise_loads_with_its_own_type(backend: str, declared) -> None:
+    """The model builder's files: onnxruntime runs them, the constant's tensor wins, a warning names it."""
+    text, elem, shape = declared
+    model = _constant_reshape(_vi("shape", elem, shape))
+    ort = pytest.importorskip("onnxruntime")
     x = np.array([1.0, -2.0, 3.0], np.float32)
-    np.testing.assert_array_equal(np.asarray(onnxport.get_backend(backend).run(imported, [x])[0]), x.reshape(3, 1))
+    (want,) = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    with pytest.warns(UserWarning, match=rf"'shape' as {re.escape(text)}.*'const'.*own type is used"):
+        imported = onnxport.import_model(model, backend=backend)
+    np.testing.assert_array_equal(np.asarray(onnxport.get_backend(backend).run(imported, [x])[0]), want)

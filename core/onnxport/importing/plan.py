@@ -314,7 +314,7 @@ def prepare(model: ir.Model, backend: str, registry: Registry, **options: Any) -
     from ..ir.safety import check_shape_attributes
 
     check_shape_attributes((n for g in graphs for n in g), node_label)
-    if check_constant_types(graphs, strict=options.get("strict", True)):
+    if check_constant_types(graphs):
         source = None  # the proto still declares what was replaced
     keep = options.get("keep_functions")
     if keep is None:  # the backend's default: torch keeps functions as reusable submodules

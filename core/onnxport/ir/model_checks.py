@@ -32,11 +32,11 @@ def check_function_calls(model: ir.Model, graphs: Iterable[ir.Graph]) -> None:
                 )
 
 
-def check_constant_types(graphs: Iterable[ir.Graph], strict: bool = True) -> bool:
-    """Refuse a declared type (``value_info``, graph output) that contradicts what a ``Constant``
-    node produces, which ONNX shape inference lets through: an element type or a static shape other
-    than its tensor's. With ``strict=False`` the constant's own type wins; returns whether a
-    declared type was replaced."""
+def check_constant_types(graphs: Iterable[ir.Graph]) -> bool:
+    """Replace a declared type (``value_info``, graph output) that contradicts what a ``Constant``
+    node produces (an element type or a static shape other than its tensor's) by the tensor's own,
+    with a warning naming the value: a declaration never changes what is computed, and onnxruntime
+    runs such files (the model builder writes them). Returns whether a declared type was replaced."""
     changed = False
     for graph in graphs:
         for node in graph:
@@ -55,8 +55,6 @@ def check_constant_types(graphs: Iterable[ir.Graph], strict: bool = True) -> boo
                 continue
             text = (f"the model declares a type the graph contradicts: value {out.name!r} as {out.dtype} "
                     f"{declared_shape}, but node {node_label(node)} produces {tensor.dtype} {tensor.shape}")
-            if strict:
-                raise ModelError(text + " (import with strict=False to load it anyway)")
             warnings.warn(text + "; the constant's own type is used", stacklevel=4)
             out.type, out.shape = ir.TensorType(tensor.dtype), ir.Shape(tensor.shape.dims)
             changed = True
