@@ -106,6 +106,8 @@ def ints(ctx: NodeContext, i: int, tensor: Any) -> list[int] | None:
     """Input ``i`` as a list of ints: from the import-time value, else from the runtime tensor."""
     if tensor is None:
         return None
+    if type(tensor) is list:  # a shape program's ints (runtime.ShapeProgram), symbolic when traced
+        return tensor
     c = ctx.const(i)
     if c is not None:
         return [int(v) for v in np.asarray(c).reshape(-1)]
