@@ -14,6 +14,9 @@ from onnxport.errors import ConversionError
 from . import dtypes
 
 
+_CONST_INTS = 4096  # elements: larger integer constants are read through numpy when used
+
+
 class ImportFacts(Protocol):
     """What a node context asks the graph builder at import time (``import_graph.GraphBuilder``)."""
 
@@ -53,6 +56,10 @@ class NodeContext(_core.NodeContext):
                 if t is not None:
                     consts[i] = dtypes.to_numpy(t, v.dtype)
         super().__init__(node, opset, version, consts)
+        #: small integer constants as Python ints, read without numpy (which torch.compile would trace)
+        self.const_ints: dict[int, list[int]] = {
+            i: [int(x) for x in c.reshape(-1).tolist()] for i, c in consts.items()
+            if c.dtype.kind in "iub" and c.size <= _CONST_INTS}
         self._builder: ImportFacts | None = builder
         self._inputs = list(inputs)
         self._mode = mode
@@ -108,6 +115,9 @@ def ints(ctx: NodeContext, i: int, tensor: Any) -> list[int] | None:
         return None
     if type(tensor) is list:  # a shape program's ints (runtime.ShapeProgram), symbolic when traced
         return tensor
+    known = ctx.const_ints.get(i)
+    if known is not None:
+        return list(known)
     c = ctx.const(i)
     if c is not None:
         return [int(v) for v in np.asarray(c).reshape(-1)]

@@ -14,6 +14,9 @@ from ...dtypes import to_torch_dtype
 
 def _scalar(ctx, i: int, t: torch.Tensor) -> int | float:
     """Input ``i`` (a one-element tensor) as a Python number, import-time where known."""
+    known = ctx.const_ints.get(i)
+    if known:
+        return known[0]
     c = ctx.const(i)
     if c is not None:
         return c.reshape(-1)[0].item()
