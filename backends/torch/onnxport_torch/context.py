@@ -32,10 +32,19 @@ class ImportFacts(Protocol):
 class Mode(_core.Mode):
     """Train/eval flag shared by an imported module and its node contexts (training at first)."""
 
-    __slots__ = ()
+    __slots__ = ("import_dtype", "float_dtype")
 
     def __init__(self) -> None:
         super().__init__(training=True)
+        #: the float dtype the model computes in as imported, and the one it computes in now
+        #: (after ``.half()``, ``.double()``, ``.to(dtype)``: float tensors the graph makes in the
+        #: imported dtype are made in this one)
+        self.import_dtype: torch.dtype = torch.float32
+        self.float_dtype: torch.dtype = torch.float32
+
+    def compute_dtype(self, dtype: torch.dtype) -> torch.dtype:
+        """``dtype``, or the module's float dtype where ``dtype`` is the imported one."""
+        return self.float_dtype if dtype == self.import_dtype else dtype
 
 
 class NodeContext(_core.NodeContext):
@@ -75,6 +84,10 @@ class NodeContext(_core.NodeContext):
             return dtypes.to_torch_dtype(dt) if dt is not None else None
         except ConversionError:
             return None
+
+    def compute_dtype(self, dtype: torch.dtype) -> torch.dtype:
+        """The dtype a tensor the graph makes in ``dtype`` has now (see :class:`Mode`)."""
+        return self._mode.compute_dtype(dtype)
 
     @property
     def training(self) -> bool:

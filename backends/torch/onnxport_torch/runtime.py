@@ -175,7 +175,7 @@ class ShapeProgram:
                     out = NotImplemented  # the primitive reports it, naming the node
             if out is NotImplemented:
                 op = ctx.op_type
-                out = step.fn(*[shape_values.as_argument(a, (op, i) in shape_values.LIST_INPUTS, device)
+                out = step.fn(*[shape_values.as_argument(a, (op, i) in shape_values.LIST_INPUTS, device, ctx)
                                 for i, a in enumerate(args)])
             results.append(out)
         j, k = self.output
@@ -190,7 +190,7 @@ class ShapeProgram:
         if torch.compiler.is_compiling() or torch.jit.is_tracing():
             return self.evaluate(roots)
         try:
-            key = tuple(r.shape for r in roots) + tuple(r.device for r in roots)
+            key = (*(r.shape for r in roots), *(r.device for r in roots), self.steps[0].fn.ctx._mode.float_dtype)
             out = self.cache.get(key)
         except (TypeError, AttributeError):  # symbolic sizes (tracing) or a root that is not a tensor
             return self.evaluate(roots)

@@ -59,14 +59,16 @@ def from_static(t: torch.Tensor) -> Ints | None:
     return Ints([bool(v) if t.dtype == torch.bool else int(v) for v in t.reshape(-1).tolist()], t.dim() == 0, t.dtype)
 
 
-def as_argument(v: Any, read_as_ints: bool, device: torch.device | None) -> Any:
+def as_argument(v: Any, read_as_ints: bool, device: torch.device | None, ctx: Any) -> Any:
     """A step argument as its primitive takes it: :class:`Ints` become a list where the primitive
     reads that input as ints (``context.ints``), else a tensor on ``device``; import-time tensors
-    move to ``device``."""
+    move to ``device`` and float ones follow the module's dtype (``ctx.compute_dtype``)."""
     if type(v) is Ints:
         return list(v.values) if read_as_ints else v.tensor(device)
-    if isinstance(v, torch.Tensor) and not read_as_ints and device is not None and v.device != device:
-        return v.to(device)
+    if isinstance(v, torch.Tensor) and not read_as_ints:
+        dtype = ctx.compute_dtype(v.dtype) if v.is_floating_point() else v.dtype
+        if (device is not None and v.device != device) or dtype != v.dtype:
+            return v.to(device=device, dtype=dtype)
     return v
 
 
@@ -226,7 +228,7 @@ def _constant_of_shape(ctx: Any, fill: Any, shape: Ints, device: torch.device | 
         return NotImplemented
     if dtype in _INT_TYPES and len(shape.values) <= 1 and _plain(shape.values) and sum(shape.values) <= _MAX_ELEMENTS:
         return Ints([int(fill)] * (shape.values[0] if shape.values else 1), not shape.values, dtype)
-    return torch.full(shape.values, fill, dtype=dtype, device=device)
+    return torch.full(shape.values, fill, dtype=ctx.compute_dtype(dtype), device=device)
 
 
 __all__ = ["LIST_INPUTS", "Ints", "as_argument", "constant_fill", "from_static", "run_step"]
