@@ -9,7 +9,7 @@ import onnx_ir as ir
 import torch
 
 from onnxport import context as _core
-from onnxport.errors import ConversionError
+from onnxport.errors import ConversionError, OnnxportError
 
 from . import dtypes
 
@@ -65,6 +65,13 @@ class NodeContext(_core.NodeContext):
                 if t is not None:
                     consts[i] = dtypes.to_numpy(t, v.dtype)
         super().__init__(node, opset, version, consts)
+        #: ConstantOfShape's fill as a tensor made at import (torch.compile does not trace numpy)
+        self.fill: torch.Tensor | None = None
+        if node.op_type == "ConstantOfShape" and "value" in node.attributes:
+            try:
+                self.fill = dtypes.tensor_from_ir(node.attributes["value"].value).reshape(-1)
+            except (OnnxportError, RuntimeError, AttributeError):
+                self.fill = None
         #: small integer constants as Python ints, read without numpy (which torch.compile would trace)
         self.const_ints: dict[int, list[int]] = {
             i: [int(x) for x in c.reshape(-1).tolist()] for i, c in consts.items()
