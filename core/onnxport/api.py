@@ -70,7 +70,8 @@ def import_model(
     :param model: a path, serialized bytes, a ``ModelProto`` or an ``onnx_ir.Model``.
     :param backend: the installed backend to import into (see :func:`backends`).
     :param options: backend options (torch: ``modules=True`` to use native layers,
-        ``trainable="auto"|"all"|"none"``, ``training=False``).
+        ``trainable="auto"|"all"|"none"``, ``training=False``, ``device=``/``dtype=`` to place the
+        weights).
     :returns: the backend's native object; called with the graph's inputs positionally or by name.
     """
     be = get_backend(backend)

@@ -13,7 +13,6 @@ from onnxport.errors import ConversionError, OnnxportError
 
 from . import dtypes
 
-
 _CONST_INTS = 4096  # elements: larger integer constants are read through numpy when used
 
 

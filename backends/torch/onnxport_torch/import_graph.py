@@ -23,8 +23,8 @@ from onnxport.safety import fold_fits
 
 from .codegen import ImportGraph
 from .context import Mode, NodeContext
-from .shape_values import LIST_INPUTS
 from .runtime import SHAPE_ROOTS, NodeFn, ShapeProgram, ShapeStep, Subgraph, _linear, name_part
+from .shape_values import LIST_INPUTS
 
 #: running statistics are buffers in torch (BatchNorm updates them itself), never Parameters
 #: inputs that never become trainable Parameters: settings and running statistics (buffers)
