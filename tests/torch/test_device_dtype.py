@@ -16,6 +16,7 @@ ships, the exchange set's torch sources.
 
 from __future__ import annotations
 
+import copy
 import subprocess
 import sys
 import warnings
@@ -168,6 +169,19 @@ def test_exchange_model_follows_device_and_dtype_and_compiles(name):
             model.to("meta")(*[a.to("meta") for a in args])
         return
     _meta_matches(model, args)
+
+
+def test_a_copy_converts_apart_from_its_original(exported):
+    _, path = exported("gpt2", "torchscript")
+    model = onnxport.import_model(path)
+    args = CASES["gpt2"].inputs(2, 8)
+    with torch.no_grad():
+        ref = model(*args)
+        clone = copy.deepcopy(model).double()
+        out = clone(*args)
+        assert out.dtype == torch.float64
+        torch.testing.assert_close(out, ref.double(), rtol=_TOL, atol=_TOL)
+        torch.testing.assert_close(model(*args), ref, rtol=0, atol=0)  # the original still computes in float32
 
 
 # -- import options ----------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from onnxport.inputs import CallCheck, InputSpec, bind_inputs
 
 from . import dtypes
 from .context import Mode
+from .runtime import with_mode
 
 
 class OnnxModule(fx.GraphModule):
@@ -46,6 +47,10 @@ class OnnxModule(fx.GraphModule):
     def _deepcopy_init(self):
         def init(res: OnnxModule, fake_mod: nn.Module, graph: fx.Graph) -> None:
             state = fake_mod.__dict__
+            done: dict[int, Any] = {}  # the copy's node functions read its own mode (train flag, dtype)
+            for n in graph.nodes:
+                if n.op == "call_function":
+                    n.target = with_mode(n.target, state["_onnx_mode"], done)
             OnnxModule.__init__(res, fake_mod, graph, state["_onnx_info"], state["_onnx_mode"])
             res.train(state.get("training", False))
 

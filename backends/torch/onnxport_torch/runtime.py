@@ -7,6 +7,7 @@ Loop/Scan body) and :func:`linear` (a fused ``MatMul + Add``).
 
 from __future__ import annotations
 
+import copy
 import functools
 import keyword
 import re
@@ -207,6 +208,34 @@ class ShapeProgram:
 
     def __repr__(self) -> str:
         return f"ShapeProgram({self.__name__}, {len(self.steps)} nodes, {self.num_roots} roots)"
+
+
+def with_mode(target: Any, mode: Any, done: dict[int, Any]) -> Any:
+    """``target`` (a node's callable) for a copy of the module whose train flag and float dtype are
+    ``mode``: NodeFns and shape programs are copied with their contexts reading ``mode``."""
+    copied = done.get(id(target))
+    if copied is not None:
+        return copied
+    if type(target) is NodeFn:
+        copied = copy.copy(target)
+        copied.ctx = copy.copy(target.ctx)
+        copied.ctx._mode = mode
+        copied.attrs = target.attrs  # binds the copy's context
+    elif type(target) is ShapeProgram:
+        copied = copy.copy(target)
+        copied.cache = {}
+        steps = []
+        for step in target.steps:
+            new = object.__new__(ShapeStep)
+            for slot in ShapeStep.__slots__:
+                setattr(new, slot, getattr(step, slot))
+            new.fn = with_mode(step.fn, mode, done)
+            steps.append(new)
+        copied.steps = steps
+    else:
+        return target
+    done[id(target)] = copied
+    return copied
 
 
 class Subgraph:
