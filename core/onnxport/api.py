@@ -87,7 +87,7 @@ def import_model(
     :param model: a path, serialized bytes, a ``ModelProto`` or an ``onnx_ir.Model``.
     :param backend: the installed backend to import into (see :func:`backends`).
     :param options: backend options (torch: ``modules=True`` to use native layers,
-        ``trainable="auto"|"all"|"none"``, ``training=False``); each backend declares the ones it
+        ``trainable="auto"|"all"|"none"``, ``training=False``, ``device=``/``dtype=`` to place the weights); each backend declares the ones it
         takes (``get_backend(name).import_options``), any other is an :class:`InputError`.
     :returns: the backend's native object; called with the graph's inputs positionally or by name.
     """

@@ -193,6 +193,29 @@ class Gpt2(nn.Module):
         return self.gpt(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).logits
 
 
+class ViT(nn.Module):
+    """ViT-like: patch embedding, class token, attention scaled by ``head_dim ** -0.5`` of a traced size."""
+
+    def __init__(self, dim: int = 32, heads: int = 4) -> None:
+        super().__init__()
+        self.heads = heads
+        self.patch = nn.Conv2d(3, dim, 4, 4)
+        self.cls = nn.Parameter(torch.randn(1, 1, dim) * 0.02)
+        self.pos = nn.Parameter(torch.randn(1, 17, dim) * 0.02)
+        self.ln = nn.LayerNorm(dim)
+        self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+        self.head = nn.Linear(dim, 10)
+
+    def forward(self, x):
+        x = self.patch(x).flatten(2).transpose(1, 2)
+        x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], dim=1) + self.pos
+        b, n, d = x.shape
+        q, k, v = self.qkv(self.ln(x)).reshape(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        att = torch.softmax(q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5, dim=-1)
+        x = x + self.proj((att @ v).transpose(1, 2).reshape(b, n, d))
+        return self.head(x[:, 0])
+
+
 def _image(b: int, s: int = 16) -> tuple[torch.Tensor]:
     return (torch.randn(b, 3, s, s),)
 
@@ -224,6 +247,7 @@ CASES: dict[str, Case] = {
     "mobilenet": Case(MobileNetish, _image, (2,), (3,), ["x"], _IMG),
     "efficientnet": Case(EfficientNetish, _image, (2,), (4,), ["x"], _IMG),
     "lstm_gru": Case(Recurrent, lambda b, s: (torch.randn(b, s, 8),), (2, 5), (3, 9), ["x"], _SEQ),
+    "vit": Case(ViT, _image, (2,), (3,), ["x"], _IMG),
     "transformer_encoder": Case(Encoder, lambda b, s: (torch.randn(b, s, 32),), (2, 8), (3, 5), ["x"], _SEQ),
     "bert": Case(Bert, _tokens, (2, 8), (3, 11), ["input_ids", "attention_mask"], _TOK),
     # folding off keeps the tied lm_head reading the embedding table itself

@@ -8,10 +8,12 @@ import numpy as np
 import onnx_ir as ir
 import torch
 
-from onnxport.errors import ConversionError
+from onnxport.errors import ConversionError, OnnxportError
 from onnxport.importing import context as _core
 
 from . import dtypes
+
+_CONST_INTS = 4096  # elements: larger integer constants are read through numpy when used
 
 
 class ImportFacts(Protocol):
@@ -29,10 +31,19 @@ class ImportFacts(Protocol):
 class Mode(_core.Mode):
     """Train/eval flag shared by an imported module and its node contexts (training at first)."""
 
-    __slots__ = ()
+    __slots__ = ("import_dtype", "float_dtype")
 
     def __init__(self) -> None:
         super().__init__(training=True)
+        #: the float dtype the model computes in as imported, and the one it computes in now
+        #: (after ``.half()``, ``.double()``, ``.to(dtype)``: float tensors the graph makes in the
+        #: imported dtype are made in this one)
+        self.import_dtype: torch.dtype = torch.float32
+        self.float_dtype: torch.dtype = torch.float32
+
+    def compute_dtype(self, dtype: torch.dtype) -> torch.dtype:
+        """``dtype``, or the module's float dtype where ``dtype`` is the imported one."""
+        return self.float_dtype if dtype == self.import_dtype else dtype
 
 
 class NodeContext(_core.NodeContext):
@@ -53,6 +64,17 @@ class NodeContext(_core.NodeContext):
                 if t is not None:
                     consts[i] = dtypes.to_numpy(t, v.dtype)
         super().__init__(node, opset, version, consts)
+        #: ConstantOfShape's fill as a tensor made at import (torch.compile does not trace numpy)
+        self.fill: torch.Tensor | None = None
+        if node.op_type == "ConstantOfShape" and "value" in node.attributes:
+            try:
+                self.fill = dtypes.tensor_from_ir(node.attributes["value"].value).reshape(-1)
+            except (OnnxportError, RuntimeError, AttributeError):
+                self.fill = None
+        #: small integer constants as Python ints, read without numpy (which torch.compile would trace)
+        self.const_ints: dict[int, list[int]] = {
+            i: [int(x) for x in c.reshape(-1).tolist()] for i, c in consts.items()
+            if c.dtype.kind in "iub" and c.size <= _CONST_INTS}
         self._builder: ImportFacts | None = builder
         self._inputs = list(inputs)
         self._mode = mode
@@ -68,6 +90,10 @@ class NodeContext(_core.NodeContext):
             return dtypes.to_torch_dtype(dt) if dt is not None else None
         except ConversionError:
             return None
+
+    def compute_dtype(self, dtype: torch.dtype) -> torch.dtype:
+        """The dtype a tensor the graph makes in ``dtype`` has now (see :class:`Mode`)."""
+        return self._mode.compute_dtype(dtype)
 
     @property
     def training(self) -> bool:
@@ -106,6 +132,11 @@ def ints(ctx: NodeContext, i: int, tensor: Any) -> list[int] | None:
     """Input ``i`` as a list of ints: from the import-time value, else from the runtime tensor."""
     if tensor is None:
         return None
+    if type(tensor) is list:  # a shape program's ints (runtime.ShapeProgram), symbolic when traced
+        return tensor
+    known = ctx.const_ints.get(i)
+    if known is not None:
+        return list(known)
     c = ctx.const(i)
     if c is not None:
         return [int(v) for v in np.asarray(c).reshape(-1)]

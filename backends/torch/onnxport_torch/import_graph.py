@@ -24,6 +24,7 @@ from onnxport.plugin.opfacts import NO_FOLD_OPS, SETTING_INPUTS, STATISTICS_INPU
 from .codegen import ImportGraph
 from .context import Mode, NodeContext
 from .runtime import SHAPE_ROOTS, NodeFn, ShapeProgram, ShapeStep, Subgraph, _linear, name_part
+from .shape_values import LIST_INPUTS
 
 #: running statistics are buffers in torch (BatchNorm updates them itself), never Parameters
 #: inputs that never become trainable Parameters: settings and running statistics (buffers)
@@ -113,6 +114,8 @@ class GraphBuilder:
         self._cap_nodes: dict[ir.Value, fx.Node] = {}
         #: values of shape programs not yet needed at runtime: value -> (fn, node, output index)
         self.lazy: dict[ir.Value, tuple[NodeFn, ir.Node, int]] = {}
+        #: shape programs built, with the value each computes
+        self._programs: list[tuple[ShapeProgram, fx.Node]] = []
         #: Add nodes computed by a fused MatMul+Add (``linear``): node -> its fx node
         self._absorbed: dict[ir.Node, fx.Node] = {}
 
@@ -214,7 +217,34 @@ class GraphBuilder:
         self.captures = list(captures)
         for node in self.graph:
             self._node(node)
-        return [self.value_node(o) for o in self.graph.outputs]
+        outs = [self.value_node(o) for o in self.graph.outputs]
+        for program, node in self._programs:
+            self._ints_readers(program, node)
+        return outs
+
+    def _ints_readers(self, program: ShapeProgram, node: fx.Node) -> None:
+        """Readers of a shape program's value that take it as a list of ints (``Reshape``'s shape...)
+        read it from a twin program that gives Python ints: symbolic sizes when traced, nothing read
+        back from a device. Other readers keep the tensor (on the roots' device)."""
+        twin = None
+        for user in list(node.users):
+            fn = user.target
+            if user.op != "call_function" or type(fn) is not NodeFn or fn.subgraphs:
+                continue
+            ctx = fn.ctx
+            if ctx.domain not in ("", "ai.onnx"):
+                continue
+            args = list(user.args)
+            for i, a in enumerate(args[: ctx.num_inputs]):
+                if a is node and (ctx.op_type, i) in LIST_INPUTS:
+                    if twin is None:
+                        with self.fx.inserting_after(node):
+                            twin = emit(self.fx, "call_function", program.ints_twin(), node.args)
+                        twin.meta.update(node.meta)
+                    args[i] = twin
+            user.args = tuple(args)
+        if not node.users and twin is not None:
+            self.fx.erase_node(node)
 
     def _foldable(self, node: ir.Node) -> bool:
         if node.op_type in NO_FOLD_OPS or node.domain not in ("", "ai.onnx"):
@@ -315,6 +345,7 @@ class GraphBuilder:
         program = ShapeProgram(steps, (j, k), len(roots), name, copy_out=v.is_graph_output())
         out = emit(self.fx, "call_function", program, tuple(self.value_node(r) for r in roots))
         annotate(out, producer)
+        self._programs.append((program, out))  # readers that take ints get their own node (build)
         self.env[v] = out
         return out
 

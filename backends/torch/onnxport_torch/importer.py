@@ -10,7 +10,7 @@ import onnx_ir as ir
 import torch
 from torch import nn
 
-from onnxport.errors import ConversionError, OnnxportError
+from onnxport.errors import ConversionError, InputError, OnnxportError
 from onnxport.importing.inputs import input_spec
 from onnxport.importing.plan import ImportPlan, iter_graphs
 from onnxport.plugin.backend import Backend
@@ -28,7 +28,12 @@ _MAX_OUTPUT_BYTES = 1 << 40  # an output past this (an expanded view) cannot bec
 
 
 def import_plan(plan: ImportPlan, **options: Any) -> OnnxModule:
-    """Build the ``OnnxModule`` for a prepared plan."""
+    """Build the ``OnnxModule`` for a prepared plan.
+
+    ``device=`` (a ``torch.device`` or its name) and ``dtype=`` (a float ``torch.dtype`` or its
+    name, e.g. ``"float16"``) place the weights at import, as ``.to(device, dtype)`` would after.
+    """
+    device, dtype = placement(options)
     state = ImportState(plan, {**plan.options, **options}, call_function)
     graph = plan.model.graph
     for g in iter_graphs(graph):
@@ -66,8 +71,46 @@ def import_plan(plan: ImportPlan, **options: Any) -> OnnxModule:
         module = OnnxModule.placed(builder.fx, info, state.mode, lambda m: restore(m, state, builder.fx))
     else:
         module = OnnxModule(state.root, builder.fx, info, state.mode)
+    module._onnx_mode.import_dtype = module._onnx_mode.float_dtype = _import_dtype(graph, state)
     module.train(options.get("training", False))
+    if device is not None or dtype is not None:
+        module.to(device=device, dtype=dtype)
     return module
+
+
+def placement(options: dict[str, Any]) -> tuple[torch.device | None, torch.dtype | None]:
+    """The ``device=`` and ``dtype=`` import options, checked (an InputError names a bad one)."""
+    device, dtype = options.get("device"), options.get("dtype")
+    if device is not None:
+        if not isinstance(device, (str, torch.device)):
+            raise InputError(f"option device must be a torch.device or its name, got {type(device).__name__}")
+        try:
+            device = torch.device(device)
+        except (RuntimeError, ValueError) as exc:
+            raise InputError(f"option device={device!r} is not a torch device: {exc}") from None
+    if dtype is not None:
+        named = getattr(torch, dtype, None) if isinstance(dtype, str) else dtype
+        if not isinstance(named, torch.dtype) or not named.is_floating_point:
+            raise InputError(f"option dtype must be a floating torch.dtype (or its name), got {dtype!r}")
+        dtype = named
+    return device, dtype
+
+
+def _import_dtype(graph: ir.Graph, state: ImportState) -> torch.dtype:
+    """The float dtype the model computes in as imported: its first float input's, else its float
+    weights' most common one, else float32."""
+    for v in graph.inputs:
+        try:
+            t = dtypes.to_torch_dtype(v.dtype) if v.dtype is not None else None
+        except ConversionError:
+            t = None
+        if t is not None and t.is_floating_point:
+            return t
+    counts: dict[torch.dtype, int] = {}
+    for t in state.static.values():
+        if isinstance(t, torch.Tensor) and t.is_floating_point():
+            counts[t.dtype] = counts.get(t.dtype, 0) + t.numel()
+    return max(counts, key=counts.__getitem__) if counts else torch.float32
 
 
 class TorchBackend(Backend, ExportSupport):

@@ -16,6 +16,7 @@ from onnxport.importing.inputs import CallCheck, InputSpec, bind_inputs
 
 from . import dtypes
 from .context import Mode
+from .runtime import with_mode
 
 
 class OnnxModule(fx.GraphModule):
@@ -46,6 +47,10 @@ class OnnxModule(fx.GraphModule):
     def _deepcopy_init(self):
         def init(res: OnnxModule, fake_mod: nn.Module, graph: fx.Graph) -> None:
             state = fake_mod.__dict__
+            done: dict[int, Any] = {}  # the copy's node functions read its own mode (train flag, dtype)
+            for n in graph.nodes:
+                if n.op == "call_function":
+                    n.target = with_mode(n.target, state["_onnx_mode"], done)
             OnnxModule.__init__(res, fake_mod, graph, state["_onnx_info"], state["_onnx_mode"])
             res.train(state.get("training", False))
 
@@ -69,6 +74,21 @@ class OnnxModule(fx.GraphModule):
     def initializer_keys(self) -> dict[str, str]:
         """ONNX initializer name -> ``state_dict`` key."""
         return dict(self._onnx_info["weights"])
+
+    def _apply(self, fn: Callable[[torch.Tensor], torch.Tensor], recurse: bool = True) -> OnnxModule:
+        """Converting the weights (``.to``, ``.half()``, ``.double()``...) converts the float dtype the
+        module computes in: the inputs it expects and the float tensors its graph makes."""
+        out = super()._apply(fn, recurse)
+        mode: Mode | None = self.__dict__.get("_onnx_mode")
+        if mode is not None:
+            probe = torch.empty(0, dtype=mode.float_dtype)
+            try:
+                converted = fn(probe)
+            except Exception:  # noqa: BLE001 - a conversion that only applies to weights: dtype unchanged
+                converted = probe
+            if isinstance(converted, torch.Tensor) and converted.is_floating_point():
+                mode.float_dtype = converted.dtype
+        return out
 
     def train(self, mode: bool = True) -> OnnxModule:
         super().train(mode)
@@ -104,6 +124,8 @@ class OnnxModule(fx.GraphModule):
             if not isinstance(v, torch.Tensor):
                 raise InputError(f"input {name!r} must be a torch.Tensor, got {type(v).__name__}")
             want = _torch_dtype(spec.dtype)
+            if want is not None:
+                want = self._onnx_mode.compute_dtype(want)  # after .half(): float16 where the graph says float32
             if want is not None and v.dtype != want:
                 raise InputError(f"input {name!r} must have dtype {want}, got {v.dtype} (no implicit casts)")
             call.shape(spec, v.shape)

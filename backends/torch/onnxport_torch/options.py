@@ -9,6 +9,8 @@ IMPORT_OPTIONS: tuple[Option, ...] = (
     Option("trainable", "which float initializers become trainable parameters", ("auto", "all", "none"), "auto"),
     Option("hierarchy", "rebuild the exporter's module hierarchy from node metadata", (bool,), True),
     Option("training", "the module's initial train/eval mode", (bool,), False),
+    Option("device", "the device the weights are placed on at import (a torch.device or its name)", (ANY,), None),
+    Option("dtype", "the floating dtype the module computes in (a torch.dtype or its name)", (ANY,), None),
 )
 
 EXPORT_OPTIONS: tuple[Option, ...] = common_export_options("opset", "optimize", "fold_batchnorm", "functions") + (

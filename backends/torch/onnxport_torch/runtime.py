@@ -7,6 +7,7 @@ Loop/Scan body) and :func:`linear` (a fused ``MatMul + Add``).
 
 from __future__ import annotations
 
+import copy
 import functools
 import keyword
 import re
@@ -19,6 +20,7 @@ from torch import nn
 from onnxport.errors import ConversionError, OnnxportError
 from onnxport.ir.safety import BROADCAST_OPS, check_broadcast, check_call, sized_at_call
 
+from . import shape_values
 from .context import NodeContext
 
 _MODULE_ATTRS = set(dir(nn.Module)) | set(vars(nn.Module())) | {"graph", "code", "meta", "forward", "self"}
@@ -118,12 +120,16 @@ _PROGRAM_CACHE = 16  # distinct input-shape keys remembered per shape program
 class ShapeStep:
     """One ONNX node of a shape program: its bound primitive and where its inputs come from."""
 
-    __slots__ = ("fn", "sources", "num_outputs")
+    __slots__ = ("fn", "sources", "num_outputs", "static_ints", "fill")
 
     def __init__(self, fn: NodeFn, sources: list[tuple[str, Any] | None], num_outputs: int):
         self.fn = fn
         self.sources = sources  # ("static", tensor) | ("root", index) | ("value", (step, output)) | None
         self.num_outputs = num_outputs
+        # import-time integer inputs as Python ints (shape_values.Ints), None where not
+        self.static_ints = [shape_values.from_static(src[1]) if src is not None and src[0] == "static" else None
+                            for src in sources]
+        self.fill = shape_values.constant_fill(fn.attrs) if fn.ctx.op_type == "ConstantOfShape" else None
 
 
 class ShapeProgram:
@@ -131,58 +137,113 @@ class ShapeProgram:
 
     Shape/Size of a runtime tensor and the deterministic nodes computing on them and on constants
     (shape arithmetic, masks built from ``Range``...) are a pure function of the roots' shapes:
-    the program evaluates them once per distinct tuple of root shapes and replays the result,
-    so the forward pass runs one cache lookup instead of a chain of small tensor ops. Under
-    tracing or compilation (torch.compile, torch.export, jit/fx tracing) it always evaluates.
+    the program evaluates them once per distinct tuple of root shapes (and device) and replays
+    the result, so the forward pass runs one cache lookup instead of a chain of small tensor ops.
+    Integer values are computed as Python ints (:mod:`~onnxport_torch.shape_values`): under
+    tracing or compilation (torch.compile, torch.export, jit/fx tracing), where the program always
+    evaluates, sizes stay symbolic. With ``as_list`` the result goes to consumers that read it as
+    a list of ints (``Reshape``'s shape...); otherwise it is a tensor on the roots' device.
     """
 
     def __init__(self, steps: list[ShapeStep], output: tuple[int, int], num_roots: int, name: str,
-                 copy_out: bool):
+                 copy_out: bool, as_list: bool = False):
         self.steps = steps
         self.output = output
         self.num_roots = num_roots
         self.copy_out = copy_out  # a graph output: the caller owns (and may modify) the tensor
+        self.as_list = as_list
         self.cache: dict[tuple, Any] = {}
         self.__name__ = self.__qualname__ = name
         self.__module__ = "onnxport_torch.ops"
 
+    def ints_twin(self) -> ShapeProgram:
+        """The same program giving its value as a list of ints."""
+        return ShapeProgram(self.steps, self.output, self.num_roots, self.__name__ + "_ints", False, True)
+
     def evaluate(self, roots: tuple) -> Any:
+        device = next((r.device for r in roots if isinstance(r, torch.Tensor)), None)
         results: list[Any] = []
         for step in self.steps:
             args = []
-            for src in step.sources:
+            for src, sym in zip(step.sources, step.static_ints):
                 if src is None:
                     args.append(None)
                 elif src[0] == "static":
-                    args.append(src[1])
+                    args.append(sym if sym is not None else src[1])
                 elif src[0] == "root":
                     args.append(roots[src[1]])
                 else:
                     j, k = src[1]
                     args.append(results[j] if self.steps[j].num_outputs == 1 else results[j][k])
-            results.append(step.fn(*args))
+            out: Any = NotImplemented
+            ctx = step.fn.ctx
+            if step.num_outputs == 1 and ctx.domain in ("", "ai.onnx") and not step.fn.subgraphs:
+                try:
+                    out = shape_values.run_step(ctx.op_type, ctx, step.fn.attrs, args, device, step.fill)
+                except (ZeroDivisionError, IndexError, TypeError, ValueError):
+                    out = NotImplemented  # the primitive reports it, naming the node
+            if out is NotImplemented:
+                op = ctx.op_type
+                out = step.fn(*[shape_values.as_argument(a, (op, i) in shape_values.LIST_INPUTS, device, ctx)
+                                for i, a in enumerate(args)])
+            results.append(out)
         j, k = self.output
-        return results[j] if self.steps[j].num_outputs == 1 else results[j][k]
+        out = results[j] if self.steps[j].num_outputs == 1 else results[j][k]
+        if type(out) is shape_values.Ints:
+            return list(out.values) if self.as_list else out.tensor(device)
+        if isinstance(out, torch.Tensor) and device is not None and out.device != device:
+            return out.to(device)
+        return out
 
     def __call__(self, *roots: Any) -> Any:
         if torch.compiler.is_compiling() or torch.jit.is_tracing():
             return self.evaluate(roots)
         try:
-            key = tuple(r.shape for r in roots)
+            key = (*(r.shape for r in roots), *(r.device for r in roots), self.steps[0].fn.ctx._mode.float_dtype)
             out = self.cache.get(key)
-        except TypeError:  # symbolic sizes (tracing) or a root that is not a tensor
+        except (TypeError, AttributeError):  # symbolic sizes (tracing) or a root that is not a tensor
             return self.evaluate(roots)
         if out is None:
             out = self.evaluate(roots)
             if len(self.cache) >= _PROGRAM_CACHE:
                 del self.cache[next(iter(self.cache))]
             self.cache[key] = out
+        if type(out) is list:
+            return list(out)
         if self.copy_out and isinstance(out, torch.Tensor):
             return out.clone()
         return out
 
     def __repr__(self) -> str:
         return f"ShapeProgram({self.__name__}, {len(self.steps)} nodes, {self.num_roots} roots)"
+
+
+def with_mode(target: Any, mode: Any, done: dict[int, Any]) -> Any:
+    """``target`` (a node's callable) for a copy of the module whose train flag and float dtype are
+    ``mode``: NodeFns and shape programs are copied with their contexts reading ``mode``."""
+    copied = done.get(id(target))
+    if copied is not None:
+        return copied
+    if type(target) is NodeFn:
+        copied = copy.copy(target)
+        copied.ctx = copy.copy(target.ctx)
+        copied.ctx._mode = mode
+        copied.attrs = target.attrs  # binds the copy's context
+    elif type(target) is ShapeProgram:
+        copied = copy.copy(target)
+        copied.cache = {}
+        steps = []
+        for step in target.steps:
+            new = object.__new__(ShapeStep)
+            for slot in ShapeStep.__slots__:
+                setattr(new, slot, getattr(step, slot))
+            new.fn = with_mode(step.fn, mode, done)
+            steps.append(new)
+        copied.steps = steps
+    else:
+        return target
+    done[id(target)] = copied
+    return copied
 
 
 class Subgraph:

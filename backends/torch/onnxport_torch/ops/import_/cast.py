@@ -113,7 +113,7 @@ def cast_to(ctx: NodeContext, x: torch.Tensor, target: DT, saturate: int, round_
         return _to_narrow_int(x, target)
     if target == DT.FLOAT4E2M1:
         return _to_float4e2m1(x, held)
-    return _widen(x).to(held)
+    return _widen(x).to(ctx.compute_dtype(held))
 
 
 @importer("Cast", since=28)

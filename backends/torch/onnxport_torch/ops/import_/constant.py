@@ -34,10 +34,12 @@ def constant(ctx, *, sparse_value=None, value=None, value_float=None, value_floa
 @importer("ConstantOfShape", since=25)
 def constant_of_shape(ctx, shape: torch.Tensor, *, value: np.ndarray | None = None) -> torch.Tensor:
     dims = ints(ctx, 0, shape)
+    device = shape.device if isinstance(shape, torch.Tensor) else None
     if value is None:
-        return torch.zeros(dims, dtype=torch.float32)
-    arr = np.asarray(value).reshape(-1)
-    if arr.size != 1:
-        raise ctx.error(f"value must hold exactly one element, got {arr.size}")
-    fill = from_numpy(arr, ctx.output_dtype(0)).reshape(())
+        return torch.zeros(dims, dtype=ctx.compute_dtype(torch.float32), device=device)
+    fill = ctx.fill if ctx.fill is not None else from_numpy(np.asarray(value).reshape(-1), ctx.output_dtype(0))
+    if fill.numel() != 1:
+        raise ctx.error(f"value must hold exactly one element, got {fill.numel()}")
+    fill = fill.reshape(())
+    fill = fill.to(device=device, dtype=ctx.compute_dtype(fill.dtype))
     return fill.expand(dims).clone()

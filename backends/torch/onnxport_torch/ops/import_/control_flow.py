@@ -35,6 +35,11 @@ def _stack(ctx, i: int, items: list[torch.Tensor], axis: int = 0) -> torch.Tenso
 
 @importer("If", since=25)
 def if_(ctx, cond: torch.Tensor, *, then_branch: Body, else_branch: Body) -> Any:
+    if torch.compiler.is_compiling() and isinstance(cond, torch.Tensor) and cond.numel() == 1:
+        # a data-dependent branch: torch.cond traces both (the compiler cannot read the value)
+        outs = torch.cond(cond.reshape(()).to(torch.bool), lambda: tuple(then_branch()),
+                          lambda: tuple(else_branch()), ())
+        return _result(list(outs))
     branch = then_branch if _truth(ctx, cond, "cond") else else_branch
     outs = branch()
     if len(outs) != ctx.num_outputs:

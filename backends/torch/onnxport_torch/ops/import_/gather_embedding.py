@@ -33,6 +33,8 @@ def gather_embedding(ctx, *, axis: int) -> tuple[nn.Module, list[int]] | None:
     table = ctx.param(0)
     if table.dim() != 2 or not table.is_floating_point():
         return None
-    m = OnnxEmbedding(table.shape[0], table.shape[1], device="meta", dtype=table.dtype)
+    # built around the table itself: nn.Embedding's random initialisation (which, even on the meta
+    # device, loads torch's compiler) never runs
+    m = OnnxEmbedding(table.shape[0], table.shape[1], _weight=table.detach(), _freeze=True)
     bind(m, "weight", table)
     return m, [1]

@@ -14,9 +14,16 @@ from ...dtypes import to_torch_dtype
 
 def _scalar(ctx, i: int, t: torch.Tensor) -> int | float:
     """Input ``i`` (a one-element tensor) as a Python number, import-time where known."""
+    known = ctx.const_ints.get(i)
+    if known:
+        return known[0]
     c = ctx.const(i)
     if c is not None:
         return c.reshape(-1)[0].item()
+    if type(t) is list:  # a shape program's ints (symbolic when traced)
+        if len(t) != 1:
+            raise ctx.error(f"input {i} must hold one element, got {len(t)}")
+        return t[0]
     if t.numel() != 1:
         raise ctx.error(f"input {i} must hold one element, got shape {list(t.shape)}")
     return t.reshape(-1)[0].item()

@@ -51,10 +51,10 @@ def gather_nd(ctx, data: torch.Tensor, indices: torch.Tensor, *, batch_dims: int
     nb = math.prod(batch)
     flat = data.reshape([nb, math.prod(lookup), *rest])
     idx = indices.to(torch.int64).reshape(nb, -1, k)
-    lin = torch.zeros(idx.shape[:2], dtype=torch.int64)
+    lin = torch.zeros(idx.shape[:2], dtype=torch.int64, device=data.device)
     for j, size in enumerate(lookup):
         lin = lin * size + wrap_index(idx[..., j], size)
-    out = flat[torch.arange(nb).unsqueeze(1), lin]
+    out = flat[torch.arange(nb, device=data.device).unsqueeze(1), lin]
     return out.reshape([*batch, *indices.shape[b:-1], *rest])
 
 

@@ -47,6 +47,12 @@ def slice_(ctx, data: torch.Tensor, starts: torch.Tensor, ends: torch.Tensor,
         a = norm_axis(ctx, a, data.dim())
         if k == 0:
             raise ctx.error("slice step must not be zero")
+        if k > 0 and not (type(s) is int and type(e) is int):
+            # symbolic bounds (a shape program under tracing): tensor slicing clamps as ONNX does
+            idx = [slice(None)] * x.dim()
+            idx[a] = slice(s, e, k)
+            x = x[tuple(idx)]
+            continue
         # Python's slice clamping is ONNX's: [0, n] for positive steps, [-1, n-1] for negative ones
         lo, hi, step = slice(s, e, k).indices(x.shape[a])
         if step > 0:
@@ -54,7 +60,7 @@ def slice_(ctx, data: torch.Tensor, starts: torch.Tensor, ends: torch.Tensor,
             idx[a] = slice(lo, hi, step)
             x = x[tuple(idx)]
         else:
-            x = x.index_select(a, torch.arange(lo, hi, step, dtype=torch.int64))
+            x = x.index_select(a, torch.arange(lo, hi, step, dtype=torch.int64, device=x.device))
     return x
 
 
