@@ -101,11 +101,73 @@ def hook_problems(hookspecs_module: Any) -> dict[str, list[str]]:
     return out
 
 
+#: what a reason that holds on some machines only names: (what it is, pattern); searched in the
+#: reason made lower-case and Unicode-normalised (NFKC)
+MACHINE_TERMS: tuple[tuple[str, str], ...] = (
+    ("a CPU vector extension", r"\b(avx|sse|ssse|neon|sve|amx|vnni|altivec|vsx|simd|f16c|fma[34]?)"
+                               r"(?:[-_ ]?(?:\d+|vl|bw|dq|bf16|fp16|f|cd|er|pf|vnni|ifma|vbmi\d?|int8|tile))*\b"),
+    ("a CPU architecture or vendor", r"\b(x86(?:[-_]64)?|amd64|aarch64|arm(?:64|v\d+)?|intel|amd|apple silicon|"
+                                     r"risc-?v|power(?:pc|9|10)|ppc64(?:le)?)\b"),
+    ("a kernel library that is picked per machine", r"\b(one[-_ ]?dnn|mkl(?:[-_ ]?dnn)?|dnnl|openblas|blis|"
+                                                   r"accelerate framework|xnnpack|eigen threadpool)\b"),
+    ("a switch of the CPU kernels", r"(aten_cpu_capability|tf_enable_onednn_opts|xla_cpu_\w+|xla_flags|"
+                                    r"cpu[-_ ]?capabilit(?:y|ies)|max[-_ ]?isa)"),
+    ("the machine the case ran on", r"\b(this|that|the test|the ci|our|my|some|other|older|newer|another|a different|"
+                                    r"one|every|each|such|most|many|few|which|whose|whichever|the same)"
+                                    r"(?: \w+)? (machines?|cpus?|hosts?|hardware|processors?|computers?|boxes|"
+                                    r"platforms?|runners?|chips?)\b"),
+    ("a measurement on one machine", r"\b(measured|observed|seen|happens|occurs|fails|passes) (?:\w+ )?"
+                                     r"(on|with|under) (?!onnxruntime|the reference|numpy)"
+                                     r"(\w+ )?(machines?|cpus?|hosts?|hardware|processors?|ci|laptops?|runners?)\b"),
+    ("a measurement", r"\b(measured|empirically|in practice|on my machine|locally)\b"),
+    ("the CPU as a condition", r"\bcpus?\b(?! execution provider)(?!executionprovider)"),
+    ("the machine as a condition", r"\bmachines?\b(?! epsilon)(?! precision)(?!-readable)"),
+    ("a kernel choice", r"\b(vectori[sz]ed|vector|simd|scalar|fast|slow|other|another|a different|which|whichever)"
+                        r" (?:\w+ )?(kernel|code ?path|implementation)s?\b(?! for \w+ (?:inputs|dtypes?))|"
+                        r"\bkernel (?:is |gets )?(?:selected|chosen|picked|dispatched)|\bdispatch(?:es|ed)? (?:to|on)\b"),
+    ("a failure on some runs only", r"\b(flaky|flakes|intermittent(?:ly)?|sometimes|non-?deterministic(?:ally)?|"
+                                    r"on some runs|timing|race)\b"),
+)
+
+
+def machine_conditions(reason: str) -> list[str]:
+    """What in ``reason`` makes it hold on some machines or runs only (a CPU feature, a kernel
+    library or switch, "measured on this machine", a kernel choice, flakiness): empty when nothing."""
+    import unicodedata
+
+    text = unicodedata.normalize("NFKC", reason).lower()
+    text = re.sub(r"\s+", " ", text)
+    found = []
+    for what, pattern in MACHINE_TERMS:
+        m = re.search(pattern, text)
+        if m is not None:
+            found.append(f"{what} ({m.group(0)!r})")
+    # spelled apart ("A V X-512", "one.DNN"): the unambiguous names with every separator dropped
+    m = re.search(r"avx|onednn|mkldnn|atencpucapabilit|tfenableonednn|xlacpu", re.sub(r"[^a-z0-9]", "", text))
+    if m is not None and not found:
+        found.append(f"a CPU feature or kernel switch ({m.group(0)!r}, spelled apart)")
+    return found
+
+
+def machine_condition_problems(table: dict[str, str], where: str = "") -> list[str]:
+    """Entries of an expected-failure (or skip) list whose reason names a machine condition:
+    such a failure holds on some machines only, so the list would be red on the others. The
+    primitive must compute the ONNX answer itself on every machine instead."""
+    out = []
+    for key, reason in table.items():
+        terms = machine_conditions(reason) if isinstance(reason, str) else []
+        if terms:
+            out.append(f"{where}{key!r}: the reason names {', '.join(terms)}; an expected failure must hold on "
+                       "every machine: make the primitive compute the ONNX answer whatever kernel the CPU gets")
+    return out
+
+
 def expected_failure_problems(
     table: dict[str, str], case_names: set[str], export_targets: dict[str, list[str]],
     declared: dict[str, list[str]] | None = None, backend_variants: tuple[str, ...] = (),
 ) -> list[str]:
-    """What is wrong with a backend's expected-failure list: empty reasons, unknown names.
+    """What is wrong with a backend's expected-failure list: empty reasons, unknown names, reasons
+    that hold on some machines only (:func:`machine_conditions`).
 
     Keys are exact: a node case name, optionally with ``[variant]``; ``export:<target>``,
     optionally with ``[sample]`` (its name or index, ``-roundtrip`` for the round trip, ``-opsetN``
@@ -114,7 +176,7 @@ def expected_failure_problems(
     ``backend_variants``: the backend's own case variants (:attr:`onnxport.plugin.backend.Backend.variant_names`).
     """
     declared = declared or {}
-    problems = []
+    problems = machine_condition_problems(table)
     for key, reason in table.items():
         if not isinstance(reason, str) or not reason.strip():
             problems.append(f"{key!r}: the reason is empty")

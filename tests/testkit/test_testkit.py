@@ -129,6 +129,15 @@ def test_expected_failure_list_is_reviewed(fake_env: pytest.Pytester, monkeypatc
     ])
 
 
+def test_machine_dependent_expected_failure_fails_the_meta_test(fake_env: pytest.Pytester, monkeypatch) -> None:
+    monkeypatch.setenv("ONNXPORT_FAKE_XFAIL", json.dumps({
+        "test_relu": "[mismatch] NaN on CPUs without AVX-512 (the scalar kernel runs there), measured",
+    }))
+    result = run(fake_env, "-k", "expected_failures_reviewed")
+    outcomes(result, failed=1)
+    result.stdout.fnmatch_lines(["*'test_relu': the reason names a CPU vector extension ('avx-512')*every machine*"])
+
+
 def test_primitive_without_cases_fails_the_meta_test(fake_env: pytest.Pytester, monkeypatch) -> None:
     monkeypatch.setenv("ONNXPORT_FAKE_NOCASE", "1")
     result = run(fake_env, "--onnxport-op", "NoCase", "-k", "primitive_has_cases")

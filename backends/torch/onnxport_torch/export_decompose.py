@@ -23,6 +23,17 @@ KEEP: tuple[str, ...] = (
     "aten.hardsigmoid.default",
     "aten.upsample_nearest2d.vec",
     "aten.upsample_bilinear2d.vec",
+    # adaptive pools: their primitives export a global or evenly dividing pool as one pooling op;
+    # decomposed, a global average pool of a channels-last input is a mean plus an ``as_strided``
+    # that restores the memory format (no ONNX equivalent)
+    "aten.adaptive_avg_pool1d.default",
+    "aten.adaptive_avg_pool2d.default",
+    "aten._adaptive_avg_pool2d.default",
+    "aten.adaptive_avg_pool3d.default",
+    "aten._adaptive_avg_pool3d.default",
+    "aten.adaptive_max_pool1d.default",
+    "aten.adaptive_max_pool2d.default",
+    "aten.adaptive_max_pool3d.default",
 )
 
 #: Targets the walk handles itself (tuple element access).

@@ -251,11 +251,14 @@ def adaptive_avg_pool1d(g, x, output_size):
 
 @exporter(
     "aten._adaptive_avg_pool2d.default",
-    samples=[Sample(nn.AdaptiveAvgPool2d((2, 4)), (torch.randn(1, 3, 8, 8),), emits=("AveragePool",), name="even"),
-             Sample(nn.AdaptiveAvgPool2d((3, 4)), (torch.randn(2, 3, 7, 9),), emits=("MatMul",), name="uneven")],
+    samples=[Sample(lambda x: torch.ops.aten._adaptive_avg_pool2d(x, [2, 4]), (torch.randn(1, 3, 8, 8),),
+                    emits=("AveragePool",), name="even"),
+             Sample(lambda x: torch.ops.aten._adaptive_avg_pool2d(x, [3, 4]), (torch.randn(2, 3, 7, 9),),
+                    emits=("MatMul",), name="uneven")],
 )
 def _adaptive_avg_pool2d(g, x, output_size):
-    """torch itself writes the (1, 1) case as ``mean.dim`` in core ATen."""
+    """The kernel under ``adaptive_avg_pool2d``, which the export keeps whole (decomposed, the
+    (1, 1) case of a channels-last input becomes ``mean.dim`` plus an ``as_strided``)."""
     return _adaptive_avg(g, x, 2, output_size)
 
 
@@ -272,7 +275,8 @@ def adaptive_avg_pool2d(g, x, output_size):
 
 @exporter(
     "aten._adaptive_avg_pool3d.default",
-    samples=[Sample(nn.AdaptiveAvgPool3d((2, 3, 4)), (_X3,), emits=("MatMul",), name="uneven")],
+    samples=[Sample(lambda x: torch.ops.aten._adaptive_avg_pool3d(x, [2, 3, 4]), (_X3,), emits=("MatMul",),
+                    name="uneven")],
 )
 def _adaptive_avg_pool3d(g, x, output_size):
     return _adaptive_avg(g, x, 3, output_size)
@@ -288,13 +292,38 @@ def adaptive_avg_pool3d(g, x, output_size):
     return _adaptive_avg(g, x, 3, output_size)
 
 
+def _windows(n, o):
+    """(o, longest window): row i lists torch's adaptive window i, [floor(i n / o), ceil((i + 1) n / o)),
+    its shorter rows padded by repeating their last index (a repeat does not change a maximum)."""
+    bounds = [((i * n) // o, -(-((i + 1) * n) // o)) for i in range(o)]
+    width = max(end - start for start, end in bounds)
+    return np.asarray([[min(start + r, end - 1) for r in range(width)] for start, end in bounds], dtype=np.int64)
+
+
+def _adaptive_max_uneven(g, x, nd, ins, out):
+    """Adaptive max pooling over windows of unequal sizes (static input sizes): per pooled dim, a
+    Gather of the windows (``o x longest``) and a ReduceMax over the window axis."""
+    if not all(isinstance(i, int) for i in ins):
+        raise g.error(f"adaptive_max_pool from symbolic sizes {ins} to {out} (not global, not dividing) "
+                      "is not supported: the windows depend on the input size")
+    first = g.rank(x) - nd
+    y = x
+    for k in range(nd):
+        if ins[k] == out[k]:
+            continue
+        axis = first + k
+        y = g.op("Gather", y, g.const(_windows(ins[k], out[k])), axis=axis)  # (..., o, longest, ...)
+        y = g.op("ReduceMax", y, g.const(np.asarray([axis + 1], dtype=np.int64)), keepdims=0)
+    return y
+
+
 def _adaptive_max_nd(nd):
     def prim(g, x, output_size):
-        """Global or evenly dividing adaptive max pooling; the indices are not exported."""
+        """Adaptive max pooling: global, evenly dividing (MaxPool) or uneven windows; the indices
+        are not exported."""
         y, ins, out = _adaptive_pool(g, x, nd, output_size, "Max")
         if y is None:
-            raise g.error(f"adaptive_max_pool from {ins} to {out}: only global pooling or sizes that divide "
-                          "evenly are supported")
+            y = _adaptive_max_uneven(g, x, nd, ins, out)
         return _values_only(g, y)
 
     prim.__name__ = prim.__qualname__ = f"adaptive_max_pool{nd}d"
@@ -305,17 +334,21 @@ def _adaptive_max_nd(nd):
 adaptive_max_pool1d = exporter(
     "aten.adaptive_max_pool1d.default",
     samples=[Sample(nn.AdaptiveMaxPool1d(1), (_X1,), emits=("GlobalMaxPool",), name="global"),
-             Sample(nn.AdaptiveMaxPool1d(3), (torch.randn(2, 3, 12),), emits=("MaxPool",), name="even")],
+             Sample(nn.AdaptiveMaxPool1d(3), (torch.randn(2, 3, 12),), emits=("MaxPool",), name="even"),
+             Sample(nn.AdaptiveMaxPool1d(4), (_X1,), emits=("Gather", "ReduceMax"), name="uneven")],
 )(_adaptive_max_nd(1))
 
 adaptive_max_pool2d = exporter(
     "aten.adaptive_max_pool2d.default",
     samples=[Sample(nn.AdaptiveMaxPool2d(1), (_X,), emits=("GlobalMaxPool",), name="global"),
-             Sample(nn.AdaptiveMaxPool2d((3, None)), (_X,), emits=("MaxPool",), name="even")],
+             Sample(nn.AdaptiveMaxPool2d((3, None)), (_X,), emits=("MaxPool",), name="even"),
+             Sample(nn.AdaptiveMaxPool2d((4, 5)), (torch.randn(2, 3, 7, 9),), emits=("Gather", "ReduceMax"), name="uneven"),
+             Sample(nn.AdaptiveMaxPool2d(3), (torch.randn(3, 5, 7),), emits=("Gather", "ReduceMax"), name="unbatched")],
 )(_adaptive_max_nd(2))
 
 adaptive_max_pool3d = exporter(
     "aten.adaptive_max_pool3d.default",
     samples=[Sample(nn.AdaptiveMaxPool3d(1), (_X3,), emits=("GlobalMaxPool",), name="global"),
-             Sample(nn.AdaptiveMaxPool3d((5, 2, 7)), (_X3,), emits=("MaxPool",), name="even")],
+             Sample(nn.AdaptiveMaxPool3d((5, 2, 7)), (_X3,), emits=("MaxPool",), name="even"),
+             Sample(nn.AdaptiveMaxPool3d((2, 4, 3)), (_X3,), emits=("Gather", "ReduceMax"), name="uneven")],
 )(_adaptive_max_nd(3))

@@ -64,10 +64,18 @@ def celu(ctx: NodeContext, x: torch.Tensor, *, alpha: float) -> torch.Tensor:
 
 @importer("Gelu", since=20)
 def gelu(ctx: NodeContext, x: torch.Tensor, *, approximate: str) -> torch.Tensor:
-    """Gaussian error linear unit, exact (``none``) or the ``tanh`` approximation."""
+    """Gaussian error linear unit, exact (``none``) or the ``tanh`` approximation.
+
+    Non-finite inputs, and the finite ones whose product overflows, give what the ONNX function
+    body (``0.5 * x * (1 + erf(x / sqrt(2)))``, likewise with tanh) gives in IEEE arithmetic:
+    +inf at +inf, NaN at -inf and NaN, ``x`` where the product overflows. torch's vectorised gelu
+    kernels disagree there among themselves (which one runs depends on the CPU).
+    """
     if approximate not in ("none", "tanh"):
         raise ctx.error(f"approximate must be 'none' or 'tanh', got {approximate!r}")
-    return F.gelu(x, approximate=approximate)
+    y = F.gelu(x, approximate=approximate)
+    # x * (x > 0): +inf -> +inf, -inf -> -inf * 0 = NaN, NaN -> NaN, a huge finite x -> x
+    return torch.where(torch.isfinite(x) & torch.isfinite(y), y, x * (x > 0))
 
 
 @importer("HardSigmoid", since=22)

@@ -64,9 +64,11 @@ def neg(ctx: NodeContext, x: torch.Tensor) -> torch.Tensor:
 
 @importer("Sign", since=13)
 def sign(ctx: NodeContext, x: torch.Tensor) -> torch.Tensor:
-    """-1, 0 or 1 by the sign of x (NaN stays NaN)."""
+    """-1, 0 or 1 by the sign of x (NaN stays NaN, as in onnxruntime and numpy; torch.sign gives 0)."""
     if x.dtype in WIDE_UNSIGNED:
         return restore((carrier(x) != 0).to(torch.int64), x.dtype)
+    if x.is_floating_point():
+        return torch.where(torch.isnan(x), x, torch.sign(x))
     return torch.sign(x)
 
 
