@@ -32,7 +32,7 @@ import numpy as np
 import onnx
 import pytest
 
-from onnxport.plugin.backend import export_part
+from onnxport.plugin.backend import export_part, seed_of
 
 from .cases import NodeCase
 from .compare import Mismatch, compare_outputs, declared_tolerances
@@ -381,6 +381,17 @@ def sample_name(target: str, index: int, sample: Any) -> str:
     return f"export:{target}[{sample.name or index}]"
 
 
+def _seeded(backend: Any, name: str, fn: Callable[[], None]) -> Callable[[], None]:
+    """``fn`` run in the backend's random state seeded by the sample's name (what a sample draws
+    while it runs, such as a layer's weights built on its first call, is the same on every run, in
+    any test order and any worker)."""
+    def go() -> None:
+        with backend.seeded(seed_of(name)):
+            fn()
+
+    return go
+
+
 def _symbolic_batch(proto: onnx.ModelProto) -> list[bool]:
     """Per graph input: whether the exported graph left its dim 0 symbolic."""
     out = []
@@ -531,7 +542,7 @@ def run_export_sample(backend_name: str, prim: Any, index: int, extra: dict[str,
                          overrides=tol)
 
     variant = str(sample.name or index) + ("" if opset is None else f"-opset{opset}")
-    check(backend_name, f"export:{prim.target}", variant, go)
+    check(backend_name, f"export:{prim.target}", variant, _seeded(backend, name, go))
 
 
 def run_sample_roundtrip(backend_name: str, prim: Any, index: int) -> None:
@@ -563,7 +574,8 @@ def run_sample_roundtrip(backend_name: str, prim: Any, index: int) -> None:
                          atol=sample.atol, overrides=export_tolerances(prim))
         export_part(backend).check_roundtrip(ready, imported)
 
-    check(backend_name, f"export:{prim.target}", f"{sample.name or index}-roundtrip", go)
+    check(backend_name, f"export:{prim.target}", f"{sample.name or index}-roundtrip",
+          _seeded(backend, sample_name(prim.target, index, sample), go))
 
 
 def fixed_inputs_model(model: onnx.ModelProto, inputs: list[Any], keep: int) -> onnx.ModelProto:

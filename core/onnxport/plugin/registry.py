@@ -17,6 +17,7 @@ backend never imports the others' frameworks.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import importlib
@@ -27,7 +28,7 @@ from typing import Any
 
 from ..errors import PluginError, RegistryError
 from . import spec as _spec
-from .backend import Backend, problems
+from .backend import Backend, problems, seed_of
 
 _IMPORT_MARK = "__onnxport_import__"
 _EXPORT_MARK = "__onnxport_export__"
@@ -48,7 +49,10 @@ class Sample:
     """One example for an export primitive: the testkit traces, exports and compares it.
 
     ``fn`` is a framework callable (module or function), ``args`` its example inputs and
-    ``emits`` the ONNX op types the exported graph must contain.
+    ``emits`` the ONNX op types the exported graph must contain. What the sample's module draws at
+    import (inputs, weights) is seeded from the module's name, so it is the same on every run.
+    Outputs compare at the testkit's per-dtype tolerances unless ``rtol``/``atol`` (or the
+    primitive module's ``TEST_TOLERANCES``, with a reason) say otherwise.
 
     The exported graph runs in onnxruntime, unless it emits custom-domain ops onnxruntime lacks:
     ``reference`` gives their numpy implementations (``{"com.example::Op": fn(*inputs, **attrs)}``,
@@ -61,8 +65,9 @@ class Sample:
     args: tuple[Any, ...]
     emits: tuple[str, ...] = ()
     kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)
-    rtol: float = 1e-4
-    atol: float = 1e-5
+    #: None: the testkit's tolerance for the output's dtype, the same as for import cases
+    rtol: float | None = None
+    atol: float | None = None
     name: str = ""
     reference: Callable[..., Any] | Mapping[str, Callable[..., Any]] | None = None
     runner: str = "onnxruntime"
@@ -433,8 +438,22 @@ class Registry:
                 f"duplicate export primitive for {target!r} in backend {backend!r}: "
                 f"{table[target].source} and {_source(fn)}{_plugin(fn)}"
             )
+        if callable(samples):
+            make = samples
+
+            def samples() -> Sequence[Sample]:
+                with self._seeded(backend, target):
+                    return make()
+
         table[target] = ExportPrimitive(backend, target, fn, samples if callable(samples) else tuple(samples),
                                         _source(fn))
+
+    def _seeded(self, backend: str, name: str) -> Any:
+        """``backend``'s random state seeded by ``name`` (:meth:`Backend.seeded`): what a primitive
+        module or a sample factory draws is the same on every run, whatever ran before."""
+        if backend not in self.backends:
+            return contextlib.nullcontext()
+        return self.backends[backend].seeded(seed_of(name))
 
     def add_adapter(
         self, op_type: str, from_version: int, fn: Callable, *, domain: str = ""
@@ -537,13 +556,15 @@ class Registry:
             self._pending.setdefault(backend, []).append(package)
             return 0
         try:
-            pkg = importlib.import_module(package)
+            with self._seeded(backend, package):
+                pkg = importlib.import_module(package)
         except Exception as exc:
             raise PluginError(f"cannot import primitive package {package!r}: {exc}") from exc
         modules = [pkg]
         for info in pkgutil.walk_packages(pkg.__path__, prefix=package + "."):
             try:
-                modules.append(importlib.import_module(info.name))
+                with self._seeded(backend, info.name):
+                    modules.append(importlib.import_module(info.name))
             except Exception as exc:
                 raise PluginError(f"cannot import primitive module {info.name!r}: {exc}") from exc
         count = 0
