@@ -148,8 +148,22 @@ def test_onnxport_backend_contract(onnxport_backend) -> None:
         back = backend.to_numpy(backend.from_numpy(x))
         assert back.dtype == x.dtype and np.array_equal(back, x), "to_numpy(from_numpy(x)) changed x"
     exp = export_part(backend)
-    if exp is not None:
-        assert exp.handles(object()) is False, "handles() claims a plain object"
+    if exp is not None:  # the one way the exporter is chosen claims what the backend exports
+        from onnxport.api import backend_for
+
+        from .runner import sample_name
+
+        wrong = []
+        for prim in onnxport.registry().exports(onnxport_backend):
+            for index, sample in enumerate(prim.samples):
+                try:
+                    claimed = backend_for(sample.fn, tuple(sample.args))
+                except onnxport.OnnxportError as exc:
+                    claimed = type(exc).__name__
+                if claimed != onnxport_backend:
+                    wrong.append(f"{sample_name(prim.target, index, sample)}: {claimed}")
+        assert not wrong, (f"onnxport_backend_for does not give {onnxport_backend!r} for these export samples:\n  "
+                           + "\n  ".join(wrong))
 
 
 def test_onnxport_backend_layout(onnxport_layout) -> None:

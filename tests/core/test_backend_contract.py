@@ -73,9 +73,6 @@ class NumpyBackend(Backend, Exporter):
             g.output(prim.fn(g, *xs), "y")
         return export.finish(g.model(producer="onnxport-numpy"), opts, backend=self.name, targets=[prim.target])
 
-    def handles(self, obj: Any) -> bool:
-        return isinstance(obj, Traced)
-
 
 class Plugin:
     """The plugin module's hooks (an entry point names a module; a class works the same here)."""

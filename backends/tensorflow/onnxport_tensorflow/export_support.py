@@ -24,11 +24,6 @@ class ExportSupport(Exporter):
 
     name = "tensorflow"
 
-    def handles(self, obj: Any) -> bool:
-        """Keras layers and models, tf.function objects and tf.Module objects."""
-        return (_is_keras(obj) or isinstance(obj, tf.Module) or hasattr(obj, "get_concrete_function")
-                or _is_concrete(obj) or isinstance(obj, tf.__internal__.tracking.AutoTrackable))
-
     def export_model(self, obj: Any, example_inputs: Any = (), **options: Any) -> ir.Model:
         """:func:`export_model` (keyword inputs are not supported: ``example_kwargs`` must be empty)."""
         if options.pop("example_kwargs", None):

@@ -241,9 +241,6 @@ class ExportSupport(Exporter):
 
     name = "torch"
 
-    def handles(self, obj: Any) -> bool:
-        return isinstance(obj, torch.nn.Module)
-
     def export_model(self, module: Any, example_inputs: Any = (), **options: Any) -> ir.Model:
         """:func:`export_model`; the testkit's ``example_kwargs`` are ``forward``'s keyword inputs."""
         kwargs = options.pop("example_kwargs", None)

@@ -17,7 +17,10 @@ A backend is one object, registered by its plugin (``registrar.add_backend(MyBac
   :class:`NotSupportedError`; callers ask :meth:`Backend.supports` first.
 - **export part** (:class:`Exporter`, mixed into the same class): :meth:`~Exporter.export_model`
   (framework object -> ``onnx_ir.Model``; build it with :class:`onnxport.exporting.builder.Builder` and finish
-  it with :func:`onnxport.exporting.pipeline.finish`), :meth:`~Exporter.handles` (the objects it exports).
+  it with :func:`onnxport.exporting.pipeline.finish`). Which objects a backend exports it says once,
+  through its plugin's ``onnxport_backend_for`` hook (asked without building any backend object or
+  importing a framework the object cannot belong to); the testkit checks that the hook claims every
+  export sample of the backend.
   Optional: :meth:`~Exporter.prepare_export_sample`, :meth:`~Exporter.run_native`,
   :meth:`~Exporter.check_exported_sample`, :meth:`~Exporter.check_roundtrip` (testkit hooks).
 
@@ -182,10 +185,6 @@ class Exporter(abc.ABC):
         """Export a framework object traced on ``example_inputs``; options: ``opset``,
         ``optimize``, ``functions``, ... (:class:`onnxport.exporting.pipeline.ExportOptions`) and the
         exporter's own; ``example_kwargs`` are keyword inputs (the testkit passes them)."""
-
-    @abc.abstractmethod
-    def handles(self, obj: Any) -> bool:
-        """Whether this backend exports ``obj`` (its framework's module or function type)."""
 
     # -- optional testkit hooks -----------------------------------------------------------------
     def prepare_export_sample(self, sample: Any, target: str | None = None) -> tuple[Any, dict[str, Any]]:
