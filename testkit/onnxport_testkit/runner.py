@@ -32,7 +32,7 @@ import numpy as np
 import onnx
 import pytest
 
-from onnxport.plugin.backend import export_part, seed_of
+from onnxport.plugin.backend import export_part
 
 from .cases import NodeCase
 from .compare import Mismatch, compare_outputs, declared_tolerances
@@ -381,12 +381,14 @@ def sample_name(target: str, index: int, sample: Any) -> str:
     return f"export:{target}[{sample.name or index}]"
 
 
-def _seeded(backend: Any, name: str, fn: Callable[[], None]) -> Callable[[], None]:
+def _seeded(backend_name: str, name: str, fn: Callable[[], None]) -> Callable[[], None]:
     """``fn`` run in the backend's random state seeded by the sample's name (what a sample draws
     while it runs, such as a layer's weights built on its first call, is the same on every run, in
     any test order and any worker)."""
+    import onnxport
+
     def go() -> None:
-        with backend.seeded(seed_of(name)):
+        with onnxport.registry().seeded(backend_name, name):
             fn()
 
     return go
@@ -542,7 +544,7 @@ def run_export_sample(backend_name: str, prim: Any, index: int, extra: dict[str,
                          overrides=tol)
 
     variant = str(sample.name or index) + ("" if opset is None else f"-opset{opset}")
-    check(backend_name, f"export:{prim.target}", variant, _seeded(backend, name, go))
+    check(backend_name, f"export:{prim.target}", variant, _seeded(backend_name, name, go))
 
 
 def run_sample_roundtrip(backend_name: str, prim: Any, index: int) -> None:
@@ -575,7 +577,7 @@ def run_sample_roundtrip(backend_name: str, prim: Any, index: int) -> None:
         export_part(backend).check_roundtrip(ready, imported)
 
     check(backend_name, f"export:{prim.target}", f"{sample.name or index}-roundtrip",
-          _seeded(backend, sample_name(prim.target, index, sample), go))
+          _seeded(backend_name, sample_name(prim.target, index, sample), go))
 
 
 def fixed_inputs_model(model: onnx.ModelProto, inputs: list[Any], keep: int) -> onnx.ModelProto:

@@ -3,8 +3,6 @@ backend object the plugin registers (import, export, native files, testkit conve
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -103,14 +101,6 @@ class TorchBackend(Backend, ExportSupport):
 
     #: model-local functions become reusable submodules (``prepare(keep_functions=...)``)
     keep_functions = True
-
-    @contextlib.contextmanager
-    def seeded(self, seed: int) -> Iterator[None]:
-        """torch's CPU random state too (:meth:`onnxport.plugin.backend.Backend.seeded`)."""
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
-            with super().seeded(seed):
-                yield
 
     @property
     def expected_failures(self) -> dict[str, str]:

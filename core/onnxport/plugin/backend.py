@@ -31,10 +31,7 @@ with problems and the testkit's meta-test runs it on every installed backend.
 from __future__ import annotations
 
 import abc
-import contextlib
-import random
-import zlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -43,13 +40,8 @@ import onnx_ir as ir
 
 from ..errors import OnnxportError
 
-__all__ = ["FEATURES", "Backend", "Exporter", "NotSupportedError", "export_part", "problems", "seed_of"]
+__all__ = ["FEATURES", "Backend", "Exporter", "NotSupportedError", "export_part", "problems"]
 
-
-def seed_of(name: str) -> int:
-    """The random seed of a name (a primitive module, an export target, a test sample): the same on
-    every run, machine and worker."""
-    return zlib.crc32(name.encode("utf-8"))
 
 
 class NotSupportedError(OnnxportError):
@@ -141,22 +133,6 @@ class Backend(abc.ABC):
     def can_load(self, path: str | Path) -> bool:
         """Whether ``path`` is a native file or folder this backend reads (default: none)."""
         return False
-
-    @contextlib.contextmanager
-    def seeded(self, seed: int) -> Iterator[None]:
-        """Inside: the framework's global random state seeded with ``seed``; after: the caller's state
-        back. The registry imports each primitive module inside it (a module that draws sample
-        inputs draws the same ones on every run, and leaves the user's random state alone); the
-        testkit runs each export sample inside it. Default: numpy's and Python's global states; a
-        backend whose framework has its own adds it."""
-        np_state, py_state = np.random.get_state(), random.getstate()
-        np.random.seed(seed % 2**32)
-        random.seed(seed)
-        try:
-            yield
-        finally:
-            np.random.set_state(np_state)
-            random.setstate(py_state)
 
     def to_sequential(self, plan: Any, **options: Any) -> Any:
         """A linear model as the framework's sequential container (``onnxport.to_sequential``)."""

@@ -22,13 +22,15 @@ import dataclasses
 import functools
 import importlib
 import pkgutil
+import random
 import threading
+import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..errors import PluginError, RegistryError
 from . import spec as _spec
-from .backend import Backend, problems, seed_of
+from .backend import Backend, problems
 
 _IMPORT_MARK = "__onnxport_import__"
 _EXPORT_MARK = "__onnxport_export__"
@@ -42,6 +44,32 @@ FORMS: Mapping[str, str] = {
     "shuffle": "a Reshape starting a channel shuffle (Reshape, Transpose 1<->2, Reshape) on NHWC data, "
                "called with groups=",
 }
+
+
+def seed_of(name: str) -> int:
+    """The random seed of a name (a primitive module, an export target, a test sample): the same on
+    every run, machine and worker."""
+    return zlib.crc32(name.encode("utf-8"))
+
+
+@contextlib.contextmanager
+def seeded_numpy(seed: int) -> Iterator[None]:
+    """Inside: numpy's and Python's global random states seeded with ``seed``; after: the caller's
+    states back (the default ``seeded`` of :meth:`Registry.discover`)."""
+    import numpy as np
+
+    np_state, py_state = np.random.get_state(), random.getstate()
+    np.random.seed(seed % 2**32)
+    random.seed(seed)
+    try:
+        yield
+    finally:
+        np.random.set_state(np_state)
+        random.setstate(py_state)
+
+
+#: a backend's seeded random state: ``seeded(seed)`` is a context manager (see :meth:`Registry.discover`)
+Seeder = Callable[[int], contextlib.AbstractContextManager[None]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -347,6 +375,7 @@ class Registry:
         self.backends = BackendTable()
         #: primitive packages registered with ``discover(..., lazy=True)``, not imported yet
         self._pending: dict[str, list[str]] = {}
+        self._seeders: dict[str, Seeder] = {}
         self._load_lock = threading.RLock()
         #: find_import answers: (backend, domain, op_type, version) -> primitive (cleared on add_import)
         self._found: dict[tuple[str, str, str, int], ImportPrimitive | None] = {}
@@ -442,18 +471,16 @@ class Registry:
             make = samples
 
             def samples() -> Sequence[Sample]:
-                with self._seeded(backend, target):
+                with self.seeded(backend, target):
                     return make()
 
         table[target] = ExportPrimitive(backend, target, fn, samples if callable(samples) else tuple(samples),
                                         _source(fn))
 
-    def _seeded(self, backend: str, name: str) -> Any:
-        """``backend``'s random state seeded by ``name`` (:meth:`Backend.seeded`): what a primitive
-        module or a sample factory draws is the same on every run, whatever ran before."""
-        if backend not in self.backends:
-            return contextlib.nullcontext()
-        return self.backends[backend].seeded(seed_of(name))
+    def seeded(self, backend: str, name: str) -> contextlib.AbstractContextManager[None]:
+        """``backend``'s random state seeded by ``name`` (the ``seeded`` its plugin gave
+        :meth:`discover`; numpy's and Python's by default), restored on leaving."""
+        return self._seeders.get(backend, seeded_numpy)(seed_of(name))
 
     def add_adapter(
         self, op_type: str, from_version: int, fn: Callable, *, domain: str = ""
@@ -545,25 +572,33 @@ class Registry:
         """The expected failures plugins declared for ``backend``: key -> (reason, source)."""
         return dict(self._expected.get(backend, {}))
 
-    def discover(self, package: str, *, backend: str, lazy: bool = False) -> int:
+    def discover(self, package: str, *, backend: str, lazy: bool = False, seeded: Seeder | None = None) -> int:
         """Import every module under ``package`` and register the primitives marked in them.
 
         Import errors propagate as :class:`PluginError` naming the module. Returns the number
         of primitives registered. With ``lazy=True`` nothing is imported now (0 is returned):
         the package is discovered when ``backend``'s primitives are first asked for.
+
+        Each module is imported inside ``seeded(seed_of(module name))`` (default
+        :func:`seeded_numpy`; a backend whose framework has its own random state passes one that
+        seeds it too and restores it after): what a module draws at import (its samples' inputs and
+        weights) is the same on every run, and the caller's random state is left alone. The testkit
+        runs each sample inside :meth:`seeded` as well.
         """
+        if seeded is not None:
+            self._seeders[backend] = seeded
         if lazy:
             self._pending.setdefault(backend, []).append(package)
             return 0
         try:
-            with self._seeded(backend, package):
+            with self.seeded(backend, package):
                 pkg = importlib.import_module(package)
         except Exception as exc:
             raise PluginError(f"cannot import primitive package {package!r}: {exc}") from exc
         modules = [pkg]
         for info in pkgutil.walk_packages(pkg.__path__, prefix=package + "."):
             try:
-                with self._seeded(backend, info.name):
+                with self.seeded(backend, info.name):
                     modules.append(importlib.import_module(info.name))
             except Exception as exc:
                 raise PluginError(f"cannot import primitive module {info.name!r}: {exc}") from exc
