@@ -14,12 +14,13 @@ import onnx_ir as ir
 
 from onnxport.exporting import pipeline as _export
 from onnxport.plugin.backend import Exporter
+from onnxport.plugin.testkit_support import TestkitSupport
 
 from . import layers
 from .exporter import export_model
 
 
-class ExportSupport(Exporter):
+class ExportSupport(Exporter, TestkitSupport):
     """The JAX backend's export part (:class:`onnxport.plugin.backend.Exporter`); mixed in before
     :class:`onnxport.plugin.backend.Backend`, so its :meth:`from_numpy` is the backend's."""
 

@@ -14,12 +14,13 @@ import onnxport
 from onnxport.errors import InputError
 from onnxport.exporting import pipeline as _export
 from onnxport.plugin.backend import Exporter
+from onnxport.plugin.testkit_support import TestkitSupport
 
 from .exporter import _LAYOUT_KEY, _is_concrete, _is_keras, _traceable, export_model, variable_names  # noqa: F401
 from .keras_inputs import keras_call
 
 
-class ExportSupport(Exporter):
+class ExportSupport(Exporter, TestkitSupport):
     """The TensorFlow backend's export part (:class:`onnxport.plugin.backend.Exporter`)."""
 
     name = "tensorflow"
