@@ -125,7 +125,9 @@ def test_onnxport_expected_failures_reviewed(onnxport_failure_list) -> None:
     targets = {p.target: [str(s.name or i) for i, s in enumerate(p.samples)] for p in reg.exports(name)}
     declared = {f"{p.domain + '::' if p.domain else ''}{p.op_type}": [str(c.name or i) for i, c in enumerate(cases_of(p))]
                 for p in reg.imports(name) if cases_of(p)}
-    variants = tuple(getattr(reg.backends.get(name), "variant_names", ()))
+    from onnxport.plugin.testkit_support import testkit_part
+
+    variants = testkit_part(reg.backends[name]).variant_names if name in reg.backends else ()
     problems = expected_failure_problems(table, {c.name for c in node_cases()}, targets, declared, variants)
     assert not problems, f"{name} expected failures{' of ' + source if source else ''}:\n  " + "\n  ".join(problems)
 
@@ -136,20 +138,32 @@ def test_onnxport_backend_contract(onnxport_backend) -> None:
     import numpy as np
 
     import onnxport
-    from onnxport.plugin.backend import FEATURES, export_part, problems
+    from onnxport.plugin.backend import export_part, problems
 
     backend = onnxport.registry().backends[onnxport_backend]
     wrong = problems(backend, onnxport_backend)
     assert not wrong, f"backend {onnxport_backend!r} does not meet the contract:\n  " + "\n  ".join(wrong)
-    for feature in FEATURES:
-        assert isinstance(backend.supports(feature), bool)
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     if backend.supports("from_numpy"):
         back = backend.to_numpy(backend.from_numpy(x))
         assert back.dtype == x.dtype and np.array_equal(back, x), "to_numpy(from_numpy(x)) changed x"
     exp = export_part(backend)
-    if exp is not None:
-        assert exp.handles(object()) is False, "handles() claims a plain object"
+    if exp is not None:  # the one way the exporter is chosen claims what the backend exports
+        from onnxport.api import backend_for
+
+        from .runner import sample_name
+
+        wrong = []
+        for prim in onnxport.registry().exports(onnxport_backend):
+            for index, sample in enumerate(prim.samples):
+                try:
+                    claimed = backend_for(sample.fn, tuple(sample.args))
+                except onnxport.OnnxportError as exc:
+                    claimed = type(exc).__name__
+                if claimed != onnxport_backend:
+                    wrong.append(f"{sample_name(prim.target, index, sample)}: {claimed}")
+        assert not wrong, (f"onnxport_backend_for does not give {onnxport_backend!r} for these export samples:\n  "
+                           + "\n  ".join(wrong))
 
 
 def test_onnxport_backend_layout(onnxport_layout) -> None:

@@ -33,6 +33,7 @@ import onnx
 import pytest
 
 from onnxport.plugin.backend import export_part
+from onnxport.plugin.testkit_support import testkit_part
 
 from .cases import NodeCase
 from .compare import Mismatch, compare_outputs, declared_tolerances
@@ -164,11 +165,11 @@ def run_node_case(backend_name: str, case: NodeCase, variant: str | None = None)
             import onnxport
 
             backend = backend_object(backend_name)
-            if variant not in backend.case_variants(case.model):
+            if variant not in testkit_part(backend).case_variants(case.model):
                 raise ValueError(f"unknown node-case variant {variant!r}")
             imported = onnxport.import_model(case.model, backend=backend_name,
-                                             **backend.variant_import_options(variant))
-            actual = backend.run_variant(variant, imported, inputs)
+                                             **testkit_part(backend).variant_import_options(variant))
+            actual = testkit_part(backend).run_variant(variant, imported, inputs)
             compare_with_reference(case.model, inputs, expected, source, actual,
                                    import_tolerances(backend_name, case.ops))
             return
@@ -335,7 +336,7 @@ def emitted_ops(model: onnx.ModelProto) -> list[str]:
 
 
 def _prepared(backend: Any, sample: Any, target: str | None = None) -> tuple[Any, dict[str, Any]]:
-    return export_part(backend).prepare_export_sample(sample, target)
+    return testkit_part(backend).prepare_export_sample(sample, target)
 
 
 def export_sample(backend_name: str, sample: Any, opset: int | None = None) -> tuple[onnx.ModelProto, list[Any]]:
@@ -379,6 +380,19 @@ def native_outputs(backend_name: str, sample: Any, args: tuple[Any, ...] | None 
 
 def sample_name(target: str, index: int, sample: Any) -> str:
     return f"export:{target}[{sample.name or index}]"
+
+
+def _seeded(backend_name: str, name: str, fn: Callable[[], None]) -> Callable[[], None]:
+    """``fn`` run in the backend's random state seeded by the sample's name (what a sample draws
+    while it runs, such as a layer's weights built on its first call, is the same on every run, in
+    any test order and any worker)."""
+    import onnxport
+
+    def go() -> None:
+        with onnxport.registry().seeded(backend_name, name):
+            fn()
+
+    return go
 
 
 def _symbolic_batch(proto: onnx.ModelProto) -> list[bool]:
@@ -513,7 +527,7 @@ def run_export_sample(backend_name: str, prim: Any, index: int, extra: dict[str,
         # ``emits`` describes the default opset (another opset may write the op with older ops)
         missing = [op for op in sample.emits if op not in ops] if opset is None else []
         assert not missing, f"{name}: the exported graph lacks {missing}; it has {ops}"
-        export_part(backend).check_exported_sample(prim, ready, model)
+        testkit_part(backend).check_exported_sample(prim, ready, model)
         names = [o.name for o in proto.graph.output]
         expected = native_outputs(backend_name, ready)
         actual = run_exported(backend_name, sample, proto, inputs, fallback=opset is not None)
@@ -531,7 +545,7 @@ def run_export_sample(backend_name: str, prim: Any, index: int, extra: dict[str,
                          overrides=tol)
 
     variant = str(sample.name or index) + ("" if opset is None else f"-opset{opset}")
-    check(backend_name, f"export:{prim.target}", variant, go)
+    check(backend_name, f"export:{prim.target}", variant, _seeded(backend_name, name, go))
 
 
 def run_sample_roundtrip(backend_name: str, prim: Any, index: int) -> None:
@@ -561,9 +575,10 @@ def run_sample_roundtrip(backend_name: str, prim: Any, index: int) -> None:
             independent = run_exported(backend_name, sample, proto, inputs)
             _compare_all([f"{n} (vs onnxruntime)" for n in names], independent, actual, rtol=sample.rtol,
                          atol=sample.atol, overrides=export_tolerances(prim))
-        export_part(backend).check_roundtrip(ready, imported)
+        testkit_part(backend).check_roundtrip(ready, imported)
 
-    check(backend_name, f"export:{prim.target}", f"{sample.name or index}-roundtrip", go)
+    check(backend_name, f"export:{prim.target}", f"{sample.name or index}-roundtrip",
+          _seeded(backend_name, sample_name(prim.target, index, sample), go))
 
 
 def fixed_inputs_model(model: onnx.ModelProto, inputs: list[Any], keep: int) -> onnx.ModelProto:

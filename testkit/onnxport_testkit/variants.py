@@ -12,6 +12,8 @@ from typing import Any
 import numpy as np
 import onnx
 
+from onnxport.plugin.testkit_support import testkit_part
+
 from .cases import NodeCase
 
 #: dtype variants drawn from the op spec's type constraints, beside the plain float32 "random"
@@ -239,7 +241,7 @@ def backend_variants(backend: Any, cases: tuple[NodeCase, ...] | list[NodeCase])
     taken: dict[tuple[Any, str], int] = {}
     out = []
     for c in cases:
-        for v in backend.case_variants(c.model):
+        for v in testkit_part(backend).case_variants(c.model):
             key = (c.ops, v)
             if taken.get(key, 0) < BACKEND_VARIANT_CASES_PER_OP:
                 taken[key] = taken.get(key, 0) + 1

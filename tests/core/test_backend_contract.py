@@ -73,9 +73,6 @@ class NumpyBackend(Backend, Exporter):
             g.output(prim.fn(g, *xs), "y")
         return export.finish(g.model(producer="onnxport-numpy"), opts, backend=self.name, targets=[prim.target])
 
-    def handles(self, obj: Any) -> bool:
-        return isinstance(obj, Traced)
-
 
 class Plugin:
     """The plugin module's hooks (an entry point names a module; a class works the same here)."""
@@ -142,7 +139,13 @@ def test_optional_features_default_and_are_named(numpy_backend):
     with pytest.raises(ValueError, match="unknown backend feature"):
         be.supports("teleport")
     exp = export_part(be)
-    assert exp is be and exp.prepare_export_sample("s", "t") == ("s", {}) and exp.run_native(len, (), {}) is None
+    assert exp is be and exp.run_native(len, (), {}) is None
+    # the testkit's hooks are not part of the production contract: a backend without them gets the defaults
+    from onnxport.plugin.testkit_support import TestkitSupport, testkit_part
+
+    assert not isinstance(be, TestkitSupport)
+    kit = testkit_part(be)
+    assert kit.prepare_export_sample("s", "t") == ("s", {}) and kit.case_variants(None) == []
     assert problems(be, "numpy") == []
 
 

@@ -169,7 +169,7 @@ def test_new_op_finds_ops_of_every_onnx_domain(capsys, tmp_path) -> None:
     assert code == 1 and "did you mean Normalizer (--domain ai.onnx.ml)?" in err and "--domain com.example" in err
 
 
-def test_new_op_scaffolds_a_custom_domain_op_with_a_case_stub(capsys, tmp_path) -> None:
+def test_new_op_scaffolds_a_custom_domain_op_with_a_case_stub(capsys, tmp_path, monkeypatch) -> None:
     folder = tmp_path / "backends" / "torch" / "onnxport_torch" / "ops" / "import_"
     folder.mkdir(parents=True)
     code, out, _ = run(capsys, "new-op", "com.example::FusedGate", "--backend", "torch", "--root", str(tmp_path),
@@ -180,9 +180,18 @@ def test_new_op_scaffolds_a_custom_domain_op_with_a_case_stub(capsys, tmp_path) 
     assert "def _reference(x, gate, *, scale=0.5, mode='sigmoid'):" in src
     assert 'since=2,\n    domain="com.example",' in src
     assert 'cases=[ImportCase((_X, _X), {}, reference=_reference, name="defaults")]' in src
-    namespace: dict = {}
-    exec(compile(src, "fused_gate.py", "exec"), namespace)  # the stub imports and registers cleanly
-    assert namespace["fused_gate"].__onnxport_import__[0].domain == "com.example"
+    # the stub imports and registers cleanly: a registry discovering it finds the custom-domain op
+    from onnxport.plugin.registry import Registry
+
+    pkg = tmp_path / "scaffolded_ops"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "fused_gate.py").write_text(src)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    reg = Registry()
+    assert reg.discover("scaffolded_ops", backend="torch") == 1
+    found = reg.find_import("torch", "com.example", "FusedGate", 2)
+    assert found is not None and found.cases and found.cases[0].name == "defaults"
     code, _, err = run(capsys, "new-op", "Relu", "--domain", "ai.onnx", "--inputs", "a", "--backend", "torch",
                        "--root", str(tmp_path), "--force")
     assert code == 1 and "is an ONNX op: its inputs, attributes and version come from the spec" in err

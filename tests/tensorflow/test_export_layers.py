@@ -14,6 +14,11 @@ keras = pytest.importorskip("keras")
 
 import onnxport  # noqa: E402
 from onnxport.errors import RegistryError  # noqa: E402
+from onnxport_testkit.compare import tolerance  # noqa: E402
+
+# the registry imports the primitive modules in their seeded random state (the samples' inputs and
+# the layers' initializer seeds are the same on every run); then they are imported here
+onnxport.registry().load("tensorflow")
 from onnxport_tensorflow.ops.export import normalization, rnn  # noqa: E402
 
 _CASES = [(kind, s) for mod in (rnn, normalization) for kind, samples in mod.SAMPLES.items() for s in samples]
@@ -38,11 +43,24 @@ def test_layer_primitive_sample(kind, sample):
     assert f"keras.layers.{kind}" in model.meta.get(onnxport.exporting.pipeline.targets_key("tensorflow"), [])
     got = _run(proto, xs)
     for g, w in zip(got, want):
-        np.testing.assert_allclose(g, w, rtol=sample.rtol or 1e-5, atol=sample.atol or 1e-6)
+        np.testing.assert_allclose(g, w, *tolerance(w.dtype, sample.rtol, sample.atol))
     back = onnxport.import_model(model, backend="tensorflow")
     again = onnxport.get_backend("tensorflow").run(back, list(xs))
     for g, w in zip(again, want):
-        np.testing.assert_allclose(np.asarray(g), w, rtol=sample.rtol or 1e-5, atol=sample.atol or 1e-6)
+        np.testing.assert_allclose(np.asarray(g), w, *tolerance(w.dtype, sample.rtol, sample.atol))
+
+
+def test_a_layer_norm_exported_with_a_wrong_epsilon_fails_its_small_sample():
+    from tests._wrong_epsilon import wrong_epsilon
+
+    sample = next(s for s in normalization.SAMPLES["LayerNormalization"] if s.name == "small")
+    xs = tuple(sample.args)
+    want = np.asarray(sample.fn(*xs, training=False))
+    proto = ir.serde.serialize_model(onnxport.export_model(sample.fn, xs))
+    rtol, atol = tolerance(want.dtype, sample.rtol, sample.atol)
+    np.testing.assert_allclose(_run(proto, xs)[0], want, rtol, atol)
+    with pytest.raises(AssertionError):
+        np.testing.assert_allclose(_run(wrong_epsilon(proto), xs)[0], want, rtol, atol)
 
 
 def test_layer_primitives_are_module_export_primitives():

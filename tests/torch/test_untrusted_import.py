@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import onnx
 import pytest
@@ -76,9 +74,7 @@ def test_inconsistent_shapes_fail_at_call_time_as_conversion_error_naming_the_no
 def test_folding_bombs_are_sized_before_computing(op, monkeypatch):
     """A 300-byte model asking for a 16 GB constant imports at once and refuses to run it."""
     monkeypatch.setenv("ONNXPORT_MAX_ELEMENTS", str(BUDGET))
-    t0 = time.perf_counter()
-    module = onnxport.import_model(bomb_model(op))
-    assert time.perf_counter() - t0 < 10
+    module = onnxport.import_model(bomb_model(op))  # computing the bomb here would exhaust memory
     if op == "Expand":
         return  # a broadcast view: torch allocates nothing, the sum streams
     with pytest.raises(ConversionError, match=r"'bomb'.*elements, more than"):

@@ -14,20 +14,15 @@ import onnx_ir as ir
 
 from onnxport.exporting import pipeline as _export
 from onnxport.plugin.backend import Exporter
+from onnxport.plugin.testkit_support import TestkitSupport
 
 from . import layers
-from .exporter import _is_nnx_module, export_model
+from .exporter import export_model
 
 
-class ExportSupport(Exporter):
+class ExportSupport(Exporter, TestkitSupport):
     """The JAX backend's export part (:class:`onnxport.plugin.backend.Exporter`); mixed in before
     :class:`onnxport.plugin.backend.Backend`, so its :meth:`from_numpy` is the backend's."""
-
-    def handles(self, obj: Any) -> bool:
-        """Flax NNX modules and imported JaxModels (plain functions are claimed by their inputs)."""
-        from .model import JaxModel
-
-        return isinstance(obj, JaxModel) or _is_nnx_module(obj)
 
     def export_model(self, obj: Any, example_inputs: Any = (), **options: Any) -> ir.Model:
         """:func:`export_model`; ``symbolic_batch=True`` (the testkit's samples) first tries dim 0

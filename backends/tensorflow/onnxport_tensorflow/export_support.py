@@ -14,20 +14,16 @@ import onnxport
 from onnxport.errors import InputError
 from onnxport.exporting import pipeline as _export
 from onnxport.plugin.backend import Exporter
+from onnxport.plugin.testkit_support import TestkitSupport
 
 from .exporter import _LAYOUT_KEY, _is_concrete, _is_keras, _traceable, export_model, variable_names  # noqa: F401
 from .keras_inputs import keras_call
 
 
-class ExportSupport(Exporter):
+class ExportSupport(Exporter, TestkitSupport):
     """The TensorFlow backend's export part (:class:`onnxport.plugin.backend.Exporter`)."""
 
     name = "tensorflow"
-
-    def handles(self, obj: Any) -> bool:
-        """Keras layers and models, tf.function objects and tf.Module objects."""
-        return (_is_keras(obj) or isinstance(obj, tf.Module) or hasattr(obj, "get_concrete_function")
-                or _is_concrete(obj) or isinstance(obj, tf.__internal__.tracking.AutoTrackable))
 
     def export_model(self, obj: Any, example_inputs: Any = (), **options: Any) -> ir.Model:
         """:func:`export_model` (keyword inputs are not supported: ``example_kwargs`` must be empty)."""

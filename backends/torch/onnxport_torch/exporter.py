@@ -31,6 +31,7 @@ from onnxport.errors import ConversionError, InputError
 from onnxport.exporting import pipeline as _export
 from onnxport.exporting.pipeline import CLASS_HIERARCHY_KEY, DEFAULT_OPSET, MIN_OPSET, NAME_SCOPES_KEY
 from onnxport.plugin.backend import Exporter
+from onnxport.plugin.testkit_support import TestkitSupport
 
 from . import dtypes
 from .export_decompose import (
@@ -236,13 +237,10 @@ class _FunctionModule(torch.nn.Module):
 
 
 # -- testkit support (the backend object's export hooks, see onnxport_testkit.runner) -------------
-class ExportSupport(Exporter):
+class ExportSupport(Exporter, TestkitSupport):
     """The torch backend's export part (:class:`onnxport.plugin.backend.Exporter`)."""
 
     name = "torch"
-
-    def handles(self, obj: Any) -> bool:
-        return isinstance(obj, torch.nn.Module)
 
     def export_model(self, module: Any, example_inputs: Any = (), **options: Any) -> ir.Model:
         """:func:`export_model`; the testkit's ``example_kwargs`` are ``forward``'s keyword inputs."""

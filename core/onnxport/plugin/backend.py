@@ -17,9 +17,15 @@ A backend is one object, registered by its plugin (``registrar.add_backend(MyBac
   :class:`NotSupportedError`; callers ask :meth:`Backend.supports` first.
 - **export part** (:class:`Exporter`, mixed into the same class): :meth:`~Exporter.export_model`
   (framework object -> ``onnx_ir.Model``; build it with :class:`onnxport.exporting.builder.Builder` and finish
-  it with :func:`onnxport.exporting.pipeline.finish`), :meth:`~Exporter.handles` (the objects it exports).
-  Optional: :meth:`~Exporter.prepare_export_sample`, :meth:`~Exporter.run_native`,
-  :meth:`~Exporter.check_exported_sample`, :meth:`~Exporter.check_roundtrip` (testkit hooks).
+  it with :func:`onnxport.exporting.pipeline.finish`). Which objects a backend exports it says once,
+  through its plugin's ``onnxport_backend_for`` hook (asked without building any backend object or
+  importing a framework the object cannot belong to); the testkit checks that the hook claims every
+  export sample of the backend.
+  Optional: :meth:`~Exporter.run_native` (the framework's own outputs: ``onnxport convert``, the
+  testkit).
+
+What only the testkit asks (a backend's own node-case variants, its hooks around export samples)
+is a protocol of its own: :class:`onnxport.plugin.testkit_support.TestkitSupport`.
 
 :func:`problems` lists what a backend object lacks or gets wrong; the registry refuses a backend
 with problems and the testkit's meta-test runs it on every installed backend.
@@ -41,6 +47,7 @@ from .options import CORE_IMPORT_OPTIONS, Option, common_export_options
 
 __all__ = ["FEATURES", "Backend", "Exporter", "NotSupportedError", "accepted_export_options",
            "accepted_import_options", "export_part", "problems"]
+
 
 
 class NotSupportedError(OnnxportError):
@@ -69,8 +76,6 @@ class Backend(abc.ABC):
     name: ClassVar[str]
     #: model-local functions stay functions in the import plan (``prepare(keep_functions=...)``)
     keep_functions: ClassVar[bool] = False
-    #: every name :meth:`case_variants` may return (expected-failure keys are reviewed against it)
-    variant_names: ClassVar[tuple[str, ...]] = ()
     #: the suffixes of the native paths :meth:`save` writes (``""``: a folder); default: none
     native_suffixes: ClassVar[tuple[str, ...]] = ()
     #: the backend's own import options (names, accepted values, doc); the core adds its own
@@ -108,20 +113,6 @@ class Backend(abc.ABC):
         conversion of the inputs beyond what the call itself accepts; only the outputs are read
         back as numpy."""
         raise self._unsupported("run", "cannot run imported models on numpy inputs")
-
-    def case_variants(self, model: Any) -> list[str]:
-        """Names of the backend's own variants of a node case (``model``: its ONNX model), run
-        by the testkit through :meth:`run_variant` (default: none)."""
-        return []
-
-    def variant_import_options(self, variant: str) -> dict[str, Any]:
-        """The import options a case is imported with for the backend's ``variant`` (default: none)."""
-        return {}
-
-    def run_variant(self, variant: str, imported: Any, inputs: list[np.ndarray]) -> list[Any]:
-        """Run an imported object on numpy inputs as the backend's ``variant`` (see
-        :meth:`case_variants`) calls it; the outputs as numpy."""
-        raise self._unsupported("run_variant", f"has no case variant {variant!r}")
 
     def save(self, native: Any, path: str | Path, example_inputs: Sequence[Any] = ()) -> None:
         """Save an imported object in the framework's own format (``onnxport convert``);
@@ -172,27 +163,9 @@ class Exporter(abc.ABC):
         ``optimize``, ``functions``, ... (:class:`onnxport.exporting.pipeline.ExportOptions`) and the
         exporter's own; ``example_kwargs`` are keyword inputs (the testkit passes them)."""
 
-    @abc.abstractmethod
-    def handles(self, obj: Any) -> bool:
-        """Whether this backend exports ``obj`` (its framework's module or function type)."""
-
-    # -- optional testkit hooks -----------------------------------------------------------------
-    def prepare_export_sample(self, sample: Any, target: str | None = None) -> tuple[Any, dict[str, Any]]:
-        """The sample to trace for the export primitive of ``target`` and extra export options
-        (default: as declared, no options)."""
-        return sample, {}
-
     def run_native(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any] | None:
         """The framework's own outputs of ``fn`` as numpy arrays in the exported graph's output
         order; ``None`` (default): the testkit calls ``fn`` and flattens tuples, lists and dicts."""
-        return None
-
-    def check_exported_sample(self, prim: Any, sample: Any, model: ir.Model) -> None:
-        """Extra checks of an exported sample (default: none)."""
-        return None
-
-    def check_roundtrip(self, sample: Any, imported: Any) -> None:
-        """Extra checks of import(export(sample)) (default: none)."""
         return None
 
 

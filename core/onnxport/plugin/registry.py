@@ -17,11 +17,14 @@ backend never imports the others' frameworks.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import importlib
 import pkgutil
+import random
 import threading
+import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -43,12 +46,41 @@ FORMS: Mapping[str, str] = {
 }
 
 
+def seed_of(name: str) -> int:
+    """The random seed of a name (a primitive module, an export target, a test sample): the same on
+    every run, machine and worker."""
+    return zlib.crc32(name.encode("utf-8"))
+
+
+@contextlib.contextmanager
+def seeded_numpy(seed: int) -> Iterator[None]:
+    """Inside: numpy's and Python's global random states seeded with ``seed``; after: the caller's
+    states back (the default ``seeded`` of :meth:`Registry.discover`)."""
+    import numpy as np
+
+    np_state, py_state = np.random.get_state(), random.getstate()
+    np.random.seed(seed % 2**32)
+    random.seed(seed)
+    try:
+        yield
+    finally:
+        np.random.set_state(np_state)
+        random.setstate(py_state)
+
+
+#: a backend's seeded random state: ``seeded(seed)`` is a context manager (see :meth:`Registry.discover`)
+Seeder = Callable[[int], contextlib.AbstractContextManager[None]]
+
+
 @dataclasses.dataclass(frozen=True)
 class Sample:
     """One example for an export primitive: the testkit traces, exports and compares it.
 
     ``fn`` is a framework callable (module or function), ``args`` its example inputs and
-    ``emits`` the ONNX op types the exported graph must contain.
+    ``emits`` the ONNX op types the exported graph must contain. What the sample's module draws at
+    import (inputs, weights) is seeded from the module's name, so it is the same on every run.
+    Outputs compare at the testkit's per-dtype tolerances unless ``rtol``/``atol`` (or the
+    primitive module's ``TEST_TOLERANCES``, with a reason) say otherwise.
 
     The exported graph runs in onnxruntime, unless it emits custom-domain ops onnxruntime lacks:
     ``reference`` gives their numpy implementations (``{"com.example::Op": fn(*inputs, **attrs)}``,
@@ -61,8 +93,9 @@ class Sample:
     args: tuple[Any, ...]
     emits: tuple[str, ...] = ()
     kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)
-    rtol: float = 1e-4
-    atol: float = 1e-5
+    #: None: the testkit's tolerance for the output's dtype, the same as for import cases
+    rtol: float | None = None
+    atol: float | None = None
     name: str = ""
     reference: Callable[..., Any] | Mapping[str, Callable[..., Any]] | None = None
     runner: str = "onnxruntime"
@@ -342,6 +375,7 @@ class Registry:
         self.backends = BackendTable()
         #: primitive packages registered with ``discover(..., lazy=True)``, not imported yet
         self._pending: dict[str, list[str]] = {}
+        self._seeders: dict[str, Seeder] = {}
         self._load_lock = threading.RLock()
         #: find_import answers: (backend, domain, op_type, version) -> primitive (cleared on add_import)
         self._found: dict[tuple[str, str, str, int], ImportPrimitive | None] = {}
@@ -433,8 +467,20 @@ class Registry:
                 f"duplicate export primitive for {target!r} in backend {backend!r}: "
                 f"{table[target].source} and {_source(fn)}{_plugin(fn)}"
             )
+        if callable(samples):
+            make = samples
+
+            def samples() -> Sequence[Sample]:
+                with self.seeded(backend, target):
+                    return make()
+
         table[target] = ExportPrimitive(backend, target, fn, samples if callable(samples) else tuple(samples),
                                         _source(fn))
+
+    def seeded(self, backend: str, name: str) -> contextlib.AbstractContextManager[None]:
+        """``backend``'s random state seeded by ``name`` (the ``seeded`` its plugin gave
+        :meth:`discover`; numpy's and Python's by default), restored on leaving."""
+        return self._seeders.get(backend, seeded_numpy)(seed_of(name))
 
     def add_adapter(
         self, op_type: str, from_version: int, fn: Callable, *, domain: str = ""
@@ -526,24 +572,34 @@ class Registry:
         """The expected failures plugins declared for ``backend``: key -> (reason, source)."""
         return dict(self._expected.get(backend, {}))
 
-    def discover(self, package: str, *, backend: str, lazy: bool = False) -> int:
+    def discover(self, package: str, *, backend: str, lazy: bool = False, seeded: Seeder | None = None) -> int:
         """Import every module under ``package`` and register the primitives marked in them.
 
         Import errors propagate as :class:`PluginError` naming the module. Returns the number
         of primitives registered. With ``lazy=True`` nothing is imported now (0 is returned):
         the package is discovered when ``backend``'s primitives are first asked for.
+
+        Each module is imported inside ``seeded(seed_of(module name))`` (default
+        :func:`seeded_numpy`; a backend whose framework has its own random state passes one that
+        seeds it too and restores it after): what a module draws at import (its samples' inputs and
+        weights) is the same on every run, and the caller's random state is left alone. The testkit
+        runs each sample inside :meth:`seeded` as well.
         """
+        if seeded is not None:
+            self._seeders[backend] = seeded
         if lazy:
             self._pending.setdefault(backend, []).append(package)
             return 0
         try:
-            pkg = importlib.import_module(package)
+            with self.seeded(backend, package):
+                pkg = importlib.import_module(package)
         except Exception as exc:
             raise PluginError(f"cannot import primitive package {package!r}: {exc}") from exc
         modules = [pkg]
         for info in pkgutil.walk_packages(pkg.__path__, prefix=package + "."):
             try:
-                modules.append(importlib.import_module(info.name))
+                with self.seeded(backend, info.name):
+                    modules.append(importlib.import_module(info.name))
             except Exception as exc:
                 raise PluginError(f"cannot import primitive module {info.name!r}: {exc}") from exc
         count = 0

@@ -67,6 +67,8 @@ def _norm(features: int, **kw: Any) -> Any:
 @exporter("lax.onnxport_nnx_layer_norm", samples=lambda: [
     Sample(_norm(6), (randn(2, 3, 6),), emits=("LayerNormalization",), name="sequence"),
     Sample(_norm(6, epsilon=1e-3), (randn(4, 6),), emits=("LayerNormalization",), name="rows_eps"),
+    # a variance near epsilon (1e-6): a wrong epsilon shows
+    Sample(_norm(6), (randn(2, 5, 6, seed=1) * 1e-3,), emits=("LayerNormalization",), name="small"),
 ])
 def nnx_layer_norm(g, x, scale, bias, *, epsilon):
     """LayerNormalization over the last axis."""

@@ -71,7 +71,10 @@ SAMPLES: dict[str, list[Sample]] = {
     "LayerNormalization": [
         Sample(keras.layers.LayerNormalization(), (rand(2, 3, 8),), emits=("LayerNormalization",), name="ln"),
         Sample(keras.layers.LayerNormalization(center=False), (rand(2, 6),), emits=("LayerNormalization",),
-               name="no_center")],
+               name="no_center"),
+        # a variance near epsilon (1e-3): a wrong epsilon shows
+        Sample(keras.layers.LayerNormalization(), (rand(2, 3, 8, low=-0.05, high=0.05),),
+               emits=("LayerNormalization",), name="small")],
 }
 
 

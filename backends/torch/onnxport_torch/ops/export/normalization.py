@@ -100,6 +100,7 @@ def batch_norm(g, x, weight, bias, running_mean, running_var, training, momentum
     "aten.instance_norm.default",
     samples=[Sample(nn.InstanceNorm2d(3, affine=True), (torch.randn(2, 3, 4, 5),), emits=("InstanceNormalization",)),
              Sample(nn.InstanceNorm1d(3), (torch.randn(2, 3, 6),), emits=("InstanceNormalization",), name="no_affine"),
+             Sample(nn.InstanceNorm1d(3), (torch.randn(2, 3, 6) * 3e-3,), emits=("InstanceNormalization",), name="small"),
              Sample(nn.InstanceNorm3d(2, track_running_stats=True), (torch.randn(1, 2, 3, 3, 3),),
                     emits=("BatchNormalization",), name="running_stats")],
 )
@@ -122,7 +123,9 @@ def _layer_norm(g, x, normalized_shape, weight, bias, eps, outputs):
 
 
 @exporter("aten.layer_norm.default", samples=[Sample(nn.LayerNorm(8), (torch.randn(2, 3, 8),), emits=("LayerNormalization",)),
-                                              Sample(nn.LayerNorm([3, 8], bias=False), (torch.randn(2, 3, 8),), emits=("LayerNormalization",), name="no_bias")])
+                                              Sample(nn.LayerNorm([3, 8], bias=False), (torch.randn(2, 3, 8),), emits=("LayerNormalization",), name="no_bias"),
+                                              # a variance near eps: a wrong epsilon shows
+                                              Sample(nn.LayerNorm(8), (torch.randn(2, 3, 8) * 3e-3,), emits=("LayerNormalization",), name="small")])
 def layer_norm(g, x, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
     return _layer_norm(g, x, normalized_shape, weight, bias, eps, 1)
 
@@ -138,6 +141,7 @@ def native_layer_norm(g, x, normalized_shape, weight, bias, eps):
     samples=[Sample(nn.RMSNorm(8), (torch.randn(2, 3, 8),), emits=("ReduceMean", "Sqrt")),
              Sample(nn.RMSNorm([3, 8], eps=1e-3, elementwise_affine=False), (torch.randn(2, 3, 8),),
                     emits=("ReduceMean",), name="no_affine"),
+             Sample(nn.RMSNorm(8, eps=1e-5), (torch.randn(2, 3, 8) * 3e-3,), emits=("ReduceMean", "Sqrt"), name="small"),
              Sample(nn.RMSNorm(8).half(), (torch.randn(2, 8).half(),), emits=("Cast", "ReduceMean"),
                     rtol=1e-3, atol=1e-3, name="float16")],
 )
@@ -190,6 +194,7 @@ def native_group_norm(g, x, weight, bias, n, c, hxw, group, eps):
     "aten.group_norm.default",
     samples=[Sample(nn.GroupNorm(2, 6), (torch.randn(2, 6, 4, 4),), emits=("InstanceNormalization",)),
              Sample(nn.GroupNorm(3, 6, affine=False), (torch.randn(2, 6, 5),), emits=("InstanceNormalization",), name="no_affine"),
+             Sample(nn.GroupNorm(2, 6), (torch.randn(2, 6, 4) * 3e-3,), emits=("InstanceNormalization",), name="small"),
              Sample(lambda x, w, b: F.group_norm(x, 2, w, b, eps=1e-3), (torch.randn(3, 4), torch.rand(4), torch.randn(4)),
                     emits=("InstanceNormalization",), name="rank2")],
 )
