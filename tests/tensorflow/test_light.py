@@ -11,7 +11,7 @@ tf = pytest.importorskip("tensorflow")
 ort = pytest.importorskip("onnxruntime")
 
 import onnxport  # noqa: E402
-from onnxport_testkit.light import light_inputs, light_models  # noqa: E402
+from onnxport_testkit.light import light_inputs, light_models, randomized  # noqa: E402
 
 LIGHT = light_models()
 #: the CNNs converted to TFLite (small enough to convert in seconds)
@@ -33,7 +33,10 @@ def _activation_transposes(model) -> list:
 
 @pytest.mark.parametrize("name", sorted(LIGHT))
 def test_light_model_matches_onnxruntime(name: str) -> None:
-    proto = onnx.load(str(LIGHT[name]))
+    """On seeded random weights: the shipped weights are all 0.02, so squeezenet's 1000 logits are one
+    value near 1.6e10 (a float32 step there is 2048) and its softmax turns a one-step rounding
+    difference of any kernel into 0.125 on 8 classes: an ill-conditioned comparison, not a check."""
+    proto = randomized(onnx.load(str(LIGHT[name])))
     model = onnxport.import_model(proto, backend="tensorflow")
     inputs = light_inputs(proto)
     ours = model(*inputs).numpy()
