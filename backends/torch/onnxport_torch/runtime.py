@@ -53,7 +53,7 @@ class NodeFn:
     def __call__(self, *args: Any) -> Any:
         if self.subgraphs:
             return self._call_with_subgraphs(args)
-        if self.sized:
+        if self.sized and not torch.compiler.is_compiling():  # a compiled graph has no per-call Python checks
             if self.broadcast:
                 shapes = [a.shape for a in args if isinstance(a, torch.Tensor)]
                 if len(shapes) > 1:
