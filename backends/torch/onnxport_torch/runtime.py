@@ -13,6 +13,7 @@ import keyword
 import re
 from typing import Any
 
+import numpy as np
 import torch
 import torch.fx as fx
 from torch import nn
@@ -33,6 +34,19 @@ def name_part(name: str) -> str:
     if s in _MODULE_ATTRS or keyword.iskeyword(s) or keyword.issoftkeyword(s) or s.startswith("_onnx"):
         s += "_"
     return s
+
+
+def _sizable(a: Any) -> Any:
+    """An input as the size check reads it: a tensor, a shape given as Python ints (an array), or None."""
+    if isinstance(a, torch.Tensor):
+        return a
+    if type(a) is shape_values.Ints:
+        a = a.values[0] if a.scalar else a.values
+    if isinstance(a, (list, tuple)) and all(isinstance(x, int) and not isinstance(x, bool) for x in a):
+        return np.asarray(a, np.int64)
+    if isinstance(a, int) and not isinstance(a, bool):
+        return np.asarray(a, np.int64)
+    return None
 
 
 class NodeFn:
@@ -81,9 +95,10 @@ class NodeFn:
         """Refuse, before allocating, a result larger than the memory budget."""
         if torch.compiler.is_compiling() or torch.jit.is_tracing():
             return  # symbolic values: no sizes to read
-        # fake or subclassed tensors (torch.export) have no values to read: no check
-        check_call(self.ctx.op_type, self.ctx.label, [a if isinstance(a, torch.Tensor) else None for a in args],
-                   lambda a: a.shape, lambda a: a.detach().cpu().numpy(), self.ctx.const)
+        # fake or subclassed tensors (torch.export) have no values to read: no check; shapes computed
+        # as Python ints (onnxport_torch.shape_values) are sized like the tensors they stand for
+        check_call(self.ctx.op_type, self.ctx.label, [_sizable(a) for a in args], lambda a: a.shape,
+                   lambda a: a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else a, self.ctx.const)
 
     def _failure(self, exc: Exception) -> ConversionError:
         return ConversionError(
@@ -177,6 +192,8 @@ class ShapeProgram:
                     args.append(results[j] if self.steps[j].num_outputs == 1 else results[j][k])
             out: Any = NotImplemented
             ctx = step.fn.ctx
+            if step.fn.sized and not torch.compiler.is_compiling():  # ConstantOfShape, Range ...: sized first
+                step.fn._check_size(tuple(args))
             if step.num_outputs == 1 and ctx.domain in ("", "ai.onnx") and not step.fn.subgraphs:
                 try:
                     out = shape_values.run_step(ctx.op_type, ctx, step.fn.attrs, args, device, step.fill)
