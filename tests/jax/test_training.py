@@ -241,7 +241,8 @@ def _loop_model(trip_count: int | None) -> tuple[onnx.ModelProto, np.ndarray]:
     """y <- y + tanh(y @ w) while sum|y| < 6 (at most ``trip_count`` times when given)."""
     w = (np.random.default_rng(3).standard_normal((4, 4)) * 0.4).astype(np.float32)
     body = helper.make_graph(
-        [helper.make_node("MatMul", ["y_in", "w"], ["m"]), helper.make_node("Tanh", ["m"], ["t"]),
+        # "mm", not "m": the outer trip count is "m", and a body may not shadow an outer name
+        [helper.make_node("MatMul", ["y_in", "w"], ["mm"]), helper.make_node("Tanh", ["mm"], ["t"]),
          helper.make_node("Add", ["y_in", "t"], ["y_out"]), helper.make_node("Abs", ["y_out"], ["a"]),
          helper.make_node("ReduceSum", ["a"], ["s"], keepdims=0), helper.make_node("Less", ["s", "six"], ["c_out"])],
         "body", [_vi("i", TensorProto.INT64, []), _vi("c_in", TensorProto.BOOL, []), _vi("y_in", TensorProto.FLOAT, [2, 4])],
