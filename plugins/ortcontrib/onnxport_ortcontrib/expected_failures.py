@@ -5,7 +5,7 @@ Keys of declared import cases are ``com.microsoft::<Op>[<case name>]``; ``how`` 
 """
 
 _G_IDX_PACKED_ZP = (
-    "[mismatch] onnxruntime's CPU MatMulNBits, given g_idx together with packed uint8 zero points, does "
+    "[mismatch] onnxruntime's MatMulNBits kernel, given g_idx together with packed uint8 zero points, does "
     "not dequantize column k with group g_idx[k]'s zero point, as it does with float zero points or "
     "none (cases g_idx_* and g_idx_float_zp_* pass); the primitive keeps that per-column meaning"
 )
