@@ -91,17 +91,6 @@ def test_recurrent_models_keep_every_kernel_path(make):
                                rtol=1e-4, atol=1e-5)
 
 
-def test_torch_reimport_keeps_the_keras_names():
-    torch_backend = pytest.importorskip("onnxport_torch")  # noqa: F841
-    model = keras.Sequential([keras.Input((6, 3)), L.Bidirectional(L.GRU(4), name="bi"), L.Dense(2, name="head")])
-    exported = onnxport.export_model(model, (_rand(2, 6, 3),))
-    back = onnxport.import_model(ir.serde.serialize_model(exported), backend="torch")
-    keys = back.initializer_keys  # ONNX initializer name -> state_dict key
-    assert set(expected_paths(model, {})) <= set(keys)
-    state = back.state_dict()
-    assert all(keys[p] in state for p in expected_paths(model, {}))
-
-
 def test_the_check_fails_on_a_lost_name():
     model = keras.Sequential([keras.Input((3,)), L.Dense(2, name="d")])
     exported = onnxport.export_model(model, (_rand(2, 3),))
