@@ -161,18 +161,27 @@ def _recurrent_model(op, gates, *, bidirectional=False, layout=0, with_states=Fa
     return _model([node], inputs, outputs, inits), feeds
 
 
-@pytest.mark.parametrize("op,gates,cls", [("RNN", 1, nn.RNN), ("GRU", 3, nn.GRU), ("LSTM", 4, nn.LSTM)])
+@pytest.mark.parametrize("op,gates", [("RNN", 1), ("GRU", 3), ("LSTM", 4)])
 @pytest.mark.parametrize("bidirectional,layout,with_states", [(False, 0, False), (True, 0, True), (True, 1, True)])
-def test_recurrent(op, gates, cls, bidirectional, layout, with_states):
+def test_recurrent(op, gates, bidirectional, layout, with_states):
+    """torch's fused kernel on the ONNX-layout weights, each kept under its initializer name."""
+    from onnxport_torch.ops.import_._modules import OnnxRecurrent
+
     model, feeds = _recurrent_model(op, gates, bidirectional=bidirectional, layout=layout, with_states=with_states)
-    _, layer = _check(model, feeds, cls)
-    assert layer.bidirectional == bidirectional and layer.batch_first == bool(layout)
+    imported, layer = _check(model, feeds, OnnxRecurrent)
+    assert layer.num_dir == (2 if bidirectional else 1) and layer.batch_first == bool(layout)
+    state = imported.state_dict()
+    for init in model.graph.initializer:  # every weight under its ONNX name, value unchanged
+        key = imported.initializer_keys[init.name]
+        np.testing.assert_array_equal(state[key].numpy(), numpy_helper.to_array(init))
 
 
 def test_gru_linear_before_reset_0_is_functional():
     model, feeds = _recurrent_model("GRU", 3, linear_before_reset=0)
     imported = onnxport.import_model(model, backend="torch")
-    assert not any(isinstance(m, nn.GRU) for m in imported.modules())
+    from onnxport_torch.ops.import_._modules import OnnxRecurrent
+
+    assert not any(isinstance(m, OnnxRecurrent) for m in imported.modules())
     expected = _reference(model, feeds)
     with torch.no_grad():
         got = imported(torch.from_numpy(feeds["x"]))

@@ -1,19 +1,17 @@
-"""RNN, GRU, LSTM: native ``nn.RNN/GRU/LSTM`` when the attributes allow and the weights are
-initializers (gates reordered into torch's layout); otherwise a step-by-step implementation of
+"""RNN, GRU, LSTM: torch's fused recurrent kernels when the attributes allow and the weights are
+initializers (kept in ONNX's layout under their names, gates reordered per call); otherwise a step-by-step implementation of
 every ONNX attribute (activations, clip, sequence_lens, peepholes, input_forget, layout)."""
 
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
-from torch import nn
 
 from onnxport import importer
 
 from ._modules import OnnxRecurrent
 
 _DEFAULTS = {"RNN": ["Tanh"], "GRU": ["Sigmoid", "Tanh"], "LSTM": ["Sigmoid", "Tanh", "Tanh"]}
-_GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
 #: default (alpha, beta) of the activations that take them
 _PARAMS = {"affine": (1.0, 0.0), "leakyrelu": (0.01, None), "thresholdedrelu": (1.0, None),
            "scaledtanh": (1.0, 1.0), "hardsigmoid": (0.2, 0.5), "elu": (1.0, None)}
@@ -185,37 +183,18 @@ def _recurrent_module(ctx, *, activation_alpha, activation_beta, activations, cl
     if not all(ctx.is_initializer(i) for i in (1, 2)) or (_given(ctx, 3) and not ctx.is_initializer(3)):
         return None
     w, r = ctx.initializer_value(1), ctx.initializer_value(2)
-    b = ctx.initializer_value(3) if _given(ctx, 3) else None
     if w is None or r is None or not w.is_floating_point():
         return None
-    hidden = r.shape[-1]
-    gates = _GATES[op]
-    cls = {"RNN": nn.RNN, "GRU": nn.GRU, "LSTM": nn.LSTM}[op]
-    kwargs = {"nonlinearity": "tanh"} if op == "RNN" else {}
-    m = cls(w.shape[-1], hidden, bias=b is not None, batch_first=bool(layout),
-            bidirectional=num_dir == 2, dtype=w.dtype, **kwargs)
-    order = _TORCH_ORDER[op]
-
-    def reorder(t):
-        blocks = t.reshape(gates, hidden, *t.shape[1:])
-        return blocks[order].reshape(gates * hidden, *t.shape[1:]).detach().clone()
-
-    with torch.no_grad():
-        for d in range(num_dir):
-            sfx = "_l0" + ("_reverse" if d else "")
-            getattr(m, "weight_ih" + sfx).copy_(reorder(w[d]))
-            getattr(m, "weight_hh" + sfx).copy_(reorder(r[d]))
-            if b is not None:
-                getattr(m, "bias_ih" + sfx).copy_(reorder(b[d][: gates * hidden]))
-                getattr(m, "bias_hh" + sfx).copy_(reorder(b[d][gates * hidden:]))
     runtime = [0]
     extra = []
     for i in (5, 6) if op == "LSTM" else (5,):
         if _given(ctx, i):
             runtime.append(i)
             extra.append(i)
-    wrapper = OnnxRecurrent(m, batch_first=bool(layout), has_h=5 in extra, has_c=6 in extra,
-                            num_outputs=ctx.num_outputs,
+    kind = "RNN_tanh" if op == "RNN" else op
+    wrapper = OnnxRecurrent(kind, ctx.param(1), ctx.param(2), ctx.param(3) if _given(ctx, 3) else None,
+                            order=_TORCH_ORDER[op], batch_first=bool(layout), has_h=5 in extra,
+                            has_c=6 in extra, num_outputs=ctx.num_outputs,
                             tuple_out=any(ctx.output_used(i) for i in range(1, ctx.num_outputs)))
     return wrapper, runtime
 
