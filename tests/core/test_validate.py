@@ -86,8 +86,19 @@ def test_caller_model_is_not_modified(mlp_model):
 
 
 @pytest.mark.parametrize("dims", [[-1, 3], [2, -7]])
-def test_a_graph_input_with_a_negative_dim_is_refused(dims):
+def test_a_graph_input_with_a_negative_dim_loads_as_unknown(dims):
+    """onnxruntime reads a negative input dimension as unknown; so does the import, with a warning,
+    and the caller's proto keeps its declaration."""
     model = make_model([helper.make_node("Relu", ["x"], ["y"], name="r")],
                        [tensor_info("x", dims)], [tensor_info("y", [2, 3])])
-    with pytest.raises(ModelError, match=rf"graph input 'x' declares dimension {dims.index(min(dims))} as {min(dims)}"):
-        onnxport.prepare(model)
+    with pytest.warns(UserWarning, match=rf"graph input 'x' declares dimension {dims.index(min(dims))} as "
+                                         rf"{min(dims)}.*read as unknown"):
+        plan = onnxport.prepare(model)
+    shape = plan.model.graph.inputs[0].shape
+    assert shape is not None and not isinstance(shape[dims.index(min(dims))], int)
+    assert [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim] == dims
+    imported = onnxport.import_model(model, backend="torch")
+    import torch
+
+    x = -np.arange(6, dtype=np.float32).reshape(2, 3) + 2
+    np.testing.assert_array_equal(imported(torch.from_numpy(x)).numpy(), np.maximum(x, 0))

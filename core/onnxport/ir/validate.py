@@ -461,16 +461,25 @@ def _check_functions(model: onnx.ModelProto, opsets: dict[str, int]) -> None:
                 _check_graph(g, {**opsets, **f_opsets}, where, True, set())
 
 
-def check_input_dims(graph: onnx.GraphProto) -> None:
-    """Refuse a graph input declaring a negative dimension (a dim is a size >= 0, a name, or unknown)."""
+def _negative_input_dims(graph: onnx.GraphProto) -> Iterator[tuple[onnx.ValueInfoProto, int, onnx.TensorShapeProto.Dimension]]:
     for v in graph.input:
         t = v.type
         if not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
             continue
         for i, d in enumerate(t.tensor_type.shape.dim):
             if d.HasField("dim_value") and d.dim_value < 0:
-                raise ModelError(f"graph input {v.name!r} declares dimension {i} as {d.dim_value}: a dimension is "
-                                 "a size >= 0, a name (dim_param) or left unset")
+                yield v, i, d
+
+
+def unknown_negative_dims(graph: onnx.GraphProto) -> None:
+    """A graph input dimension declared negative (``-1`` for "any", as some exporters write it) is
+    read as unknown, as onnxruntime reads it, with a warning naming the input and dimension."""
+    import warnings
+
+    for v, i, d in list(_negative_input_dims(graph)):
+        warnings.warn(f"graph input {v.name!r} declares dimension {i} as {d.dim_value}; a dimension is a "
+                      "size >= 0, a name or unset: it is read as unknown, as onnxruntime does", stacklevel=4)
+        d.ClearField("dim_value")
 
 
 #: a sparse initializer is made dense at load; past this many bytes it is refused instead
@@ -514,8 +523,10 @@ def densify_sparse(graph: onnx.GraphProto) -> None:
 
 
 def needs_rewrite(model: onnx.ModelProto) -> bool:
-    """Whether :func:`check_model` will change the proto (sparse initializers, ``"ai.onnx"`` domains)."""
+    """Whether :func:`check_model` will change the proto (sparse initializers, ``"ai.onnx"`` domains,
+    negative input dimensions)."""
     if model.graph.sparse_initializer or any(i.domain == "ai.onnx" for i in model.opset_import) or \
+            next(_negative_input_dims(model.graph), None) is not None or \
             any(i.domain == "ai.onnx" for f in model.functions for i in f.opset_import):
         return True
     pending = [model.graph.node, *(f.node for f in model.functions)]  # node lists, subgraphs' too
@@ -530,13 +541,14 @@ def needs_rewrite(model: onnx.ModelProto) -> bool:
 
 def check_model(model: onnx.ModelProto) -> None:
     """Refuse malformed tensors, duplicate names, ill-typed attributes, bad opsets and recursion;
-    spell the default domain ``""`` everywhere (``"ai.onnx"`` is a legal alias onnxruntime accepts)."""
+    spell the default domain ``""`` everywhere (``"ai.onnx"`` is a legal alias onnxruntime accepts);
+    read a negative graph input dimension as unknown."""
     _check_opsets(model)
     for imp in model.opset_import:
         if imp.domain == "ai.onnx":
             imp.domain = ""
     check_tensors(model)
-    check_input_dims(model.graph)
+    unknown_negative_dims(model.graph)
     densify_sparse(model.graph)
     opsets = {imp.domain: imp.version for imp in model.opset_import}
     _check_graph(model.graph, opsets, f"graph {model.graph.name!r}", False, set())
