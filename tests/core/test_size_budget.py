@@ -57,10 +57,12 @@ def _cases() -> dict[str, onnx.ModelProto]:
             [h.make_node("ReduceSum", ["x"], ["r"], keepdims=0), h.make_node("Mul", ["r", "kf"], ["lim"]),
              h.make_node("Range", ["zf", "lim", "onef"], ["big"], name="bomb")],
             [_f32(float(BIG * BIG), "kf"), _f32(0.0, "zf"), _f32(1.0, "onef")], dim=dim)
-    out["Pad"] = _model([*sb, h.make_node("Concat", ["dims", "dims"], ["pads"], axis=0), reshape,
-                         h.make_node("Pad", ["x2", "pads"], ["big"], name="bomb")], [*k, two])
-    out["Resize_sizes"] = _model([*sb, reshape, h.make_node("Resize", ["x2", "", "", "dims"], ["big"], name="bomb")],
-                                 [*k, two])
+        out["Pad" + tag] = _model([*sb, h.make_node("Concat", ["dims", "dims"], ["pads"], axis=0), reshape,
+                                   h.make_node("Pad", ["x2", "pads"], ["big"], name="bomb")], [*k, two], dim=dim)
+        out["Resize_sizes" + tag] = _model(
+            [*sb, reshape, h.make_node("Resize", ["x2", "", "", "dims"], ["big"], name="bomb")], [*k, two], dim=dim)
+        out["CenterCropPad" + tag] = _model(
+            [*sb, reshape, h.make_node("CenterCropPad", ["x2", "dims"], ["big"], name="bomb")], [*k, two], dim=dim)
     out["Resize_scales"] = _model([reshape, h.make_node("Resize", ["x2", "", "sc"], ["big"], name="bomb")],
                                   [two, _f32([float(BIG), float(BIG)], "sc")])
     out["Upsample_opset9"] = _model([reshape, h.make_node("Upsample", ["x2", "sc"], ["big"], name="bomb")],
@@ -75,8 +77,6 @@ def _cases() -> dict[str, onnx.ModelProto]:
          h.make_node("Mul", ["p", "kk"], ["n"]), h.make_node("HannWindow", ["n"], ["big"], name="bomb")],
         [_i64(BIG * BIG, "kk")])
     out["RandomNormal"] = _model([h.make_node("RandomNormal", [], ["big"], shape=[BIG, BIG], name="bomb")], [])
-    out["CenterCropPad"] = _model([*sb, reshape, h.make_node("CenterCropPad", ["x2", "dims"], ["big"], name="bomb")],
-                                  [*k, two])
     out["broadcast_Mul"] = _model([*sb, h.make_node("ConstantOfShape", ["sk"], ["a"]),
                                    h.make_node("Unsqueeze", ["a", "ax"], ["b"]),
                                    h.make_node("Mul", ["a", "b"], ["big"], name="bomb")], [*k, _i64([1], "ax")])
