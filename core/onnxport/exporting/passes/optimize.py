@@ -222,6 +222,9 @@ class _Folder:
             out.replace_all_uses_with(source, replace_graph_outputs=True)
             out.name = None
             source.name = name
+            # the same tensor: a graph output keeps its declared type where the source had none
+            source.dtype = source.dtype if source.dtype is not None else out.dtype
+            source.shape = source.shape if source.shape is not None else out.shape
         else:
             out.replace_all_uses_with(source)
         graph.remove(node, safe=True)
