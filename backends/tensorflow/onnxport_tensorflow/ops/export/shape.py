@@ -31,7 +31,8 @@ def shape(g, x):
                     emits=("Reshape",), name="dynamic")],
 )
 def reshape(g, x, target):
-    """A trace-time shape is a constant (a 0 in it is a real zero: ``allowzero``)."""
+    """A trace-time shape is a constant (a 0 in it is a real zero: ``allowzero``); a run-time one
+    is read with ``allowzero`` too (opset 14+)."""
     known = g.static(1)
     if known is None:
         known = _batch_kept(g)
@@ -39,7 +40,8 @@ def reshape(g, x, target):
         dims = [int(d) for d in known.reshape(-1)]
         zero_is_copy = g.static(1) is None
         return g.op("Reshape", x, g.ints(dims), allowzero=1 if 0 in dims and not zero_is_copy else None)
-    return g.op("Reshape", x, g.cast(target, _I64))
+    # a shape only the run knows: TF reads a 0 in it as a zero-sized dim, which is ONNX's allowzero
+    return g.op("Reshape", x, g.cast(target, _I64), allowzero=1 if g.opset >= 14 else None)
 
 
 def _batch_kept(g):
