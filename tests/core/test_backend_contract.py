@@ -254,3 +254,12 @@ def test_torch_native_save_and_load(tmp_path):
     be.save(imported, tmp_path / "m.pt2", (x,))
     loaded = be.load(tmp_path / "m.pt2")
     assert torch.equal(loaded(x), imported(x))
+
+
+def test_the_plan_a_backend_gets_is_the_contract_s_plan():
+    """Every attribute and method the contract's ImportPlanLike names is the core plan's."""
+    from onnxport.plugin.backend import ImportPlanLike
+
+    plan = onnxport.prepare(_relu_model())
+    assert isinstance(plan, ImportPlanLike)
+    assert plan.info(next(iter(plan.model.graph))).primitive is not None

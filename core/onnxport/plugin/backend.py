@@ -37,7 +37,7 @@ import abc
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 import onnx_ir as ir
@@ -45,9 +45,27 @@ import onnx_ir as ir
 from ..errors import OnnxportError
 from .options import CORE_IMPORT_OPTIONS, Option, common_export_options
 
-__all__ = ["FEATURES", "Backend", "Exporter", "NotSupportedError", "accepted_export_options",
+__all__ = ["FEATURES", "Backend", "Exporter", "ImportPlanLike", "NotSupportedError", "accepted_export_options",
            "accepted_import_options", "export_part", "problems"]
 
+
+
+@runtime_checkable
+class ImportPlanLike(Protocol):
+    """What a backend's :meth:`Backend.import_model` reads from the plan it is given: the validated,
+    adapted model, the caller's options and per-node dispatch facts. The core's
+    :class:`onnxport.importing.plan.ImportPlan` (built a layer above, from this contract's registry)
+    is the implementation."""
+
+    model: ir.Model
+    backend: str
+    options: dict[str, Any]
+
+    def info(self, node: ir.Node) -> Any:
+        """The node's primitive, op spec, attributes, opset and version."""
+
+    def check_supported(self, graphs: list[ir.Graph] | None = None) -> None:
+        """Raise one error listing every op of the model the backend lacks."""
 
 
 class NotSupportedError(OnnxportError):
@@ -83,7 +101,7 @@ class Backend(abc.ABC):
     import_options: ClassVar[tuple[Option, ...]] = ()
 
     @abc.abstractmethod
-    def import_model(self, plan: Any, **options: Any) -> Any:
+    def import_model(self, plan: ImportPlanLike, **options: Any) -> Any:
         """The native object for an :class:`onnxport.importing.plan.ImportPlan`; ``options`` are the
         caller's import options."""
 
@@ -131,7 +149,7 @@ class Backend(abc.ABC):
         """Whether ``path`` is a native file or folder this backend reads (default: none)."""
         return False
 
-    def to_sequential(self, plan: Any, **options: Any) -> Any:
+    def to_sequential(self, plan: ImportPlanLike, **options: Any) -> Any:
         """A linear model as the framework's sequential container (``onnxport.to_sequential``)."""
         raise self._unsupported("to_sequential", "does not build sequential containers")
 
